@@ -1,0 +1,7 @@
+//! One module per subcommand group; each owns its clap arguments.
+
+pub mod run;
+pub mod score;
+pub mod tools;
+pub mod units;
+pub mod validate;

@@ -1,0 +1,63 @@
+//! The `earthverse` command-line tool: wires the library crates together.
+
+mod commands;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Run, score and study scientific agents on the EarthVerse benchmark.
+#[derive(Debug, Parser)]
+#[command(name = "earthverse", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check a release against the machine-checkable release gates (App. C.7).
+    Validate(commands::validate::Args),
+    /// Count answer units, or score recorded runs unit by unit (§4.1).
+    Units(commands::units::Args),
+    /// List, call or replay research tools and domain operations (§3.4).
+    #[command(subcommand)]
+    Tools(commands::tools::ToolsCommand),
+    /// Run an agent over the tasks of a release (App. C.2, E).
+    Run(commands::run::Args),
+    /// Score runs with a judge into evaluation records (§4.1).
+    Score(commands::score::ScoreArgs),
+    /// Aggregate evaluation records into a leaderboard (Table 2).
+    Leaderboard(commands::score::LeaderboardArgs),
+    /// Paired bootstrap comparison of two conditions (App. C.5).
+    Compare(commands::score::CompareArgs),
+    /// Write a self-contained HTML report.
+    Report(commands::score::ReportArgs),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("EARTHVERSE_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Validate(args) => commands::validate::run(args),
+        Command::Units(args) => commands::units::run(args),
+        Command::Tools(cmd) => commands::tools::run(cmd),
+        Command::Run(args) => commands::run::run(args),
+        Command::Score(args) => commands::score::run_score(args),
+        Command::Leaderboard(args) => commands::score::run_leaderboard(args),
+        Command::Compare(args) => commands::score::run_compare(args),
+        Command::Report(args) => commands::score::run_report(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}

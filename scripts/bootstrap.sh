@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the system packages the build and tests need (idempotent).
+# GDAL 3.6 and NetCDF 4.9 from Debian; bubblewrap for the Python sandbox's
+# network namespace; ripgrep, gdal-bin and cdo as reference tools for benches.
+set -euo pipefail
+packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
