@@ -27,11 +27,11 @@ enum Command {
     /// Score runs with a judge into evaluation records (§4.1).
     Score(commands::score::ScoreArgs),
     /// Aggregate evaluation records into a leaderboard (Table 2).
-    Leaderboard(commands::score::LeaderboardArgs),
+    Leaderboard(commands::stats::LeaderboardArgs),
     /// Paired bootstrap comparison of two conditions (App. C.5).
-    Compare(commands::score::CompareArgs),
+    Compare(commands::stats::CompareArgs),
     /// Write a self-contained HTML report.
-    Report(commands::score::ReportArgs),
+    Report(commands::stats::ReportArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,9 +49,9 @@ fn main() -> ExitCode {
         Command::Tools(cmd) => commands::tools::run(cmd),
         Command::Run(args) => commands::run::run(args),
         Command::Score(args) => commands::score::run_score(args),
-        Command::Leaderboard(args) => commands::score::run_leaderboard(args),
-        Command::Compare(args) => commands::score::run_compare(args),
-        Command::Report(args) => commands::score::run_report(args),
+        Command::Leaderboard(args) => commands::stats::run_leaderboard(args),
+        Command::Compare(args) => commands::stats::run_compare(args),
+        Command::Report(args) => commands::stats::run_report(args),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 
 pub mod run;
 pub mod score;
+pub mod stats;
 pub mod tools;
 pub mod units;
 pub mod validate;
