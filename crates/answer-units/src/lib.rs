@@ -4,3 +4,7 @@
 //! scalar units, parsing of final answers, deterministic matching with
 //! tolerances, and a per-unit ledger. Pure: no IO, no async.
 #![deny(missing_docs)]
+
+mod count;
+
+pub use count::count_units;
