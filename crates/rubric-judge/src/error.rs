@@ -1,0 +1,81 @@
+//! Errors of the rubric-judge crate.
+
+use std::path::PathBuf;
+
+/// Result alias.
+pub type Result<T, E = JudgeError> = std::result::Result<T, E>;
+
+/// What can go wrong while judging a run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JudgeError {
+    /// The chat model behind an LLM judge failed (after its own retries).
+    #[error("judge model {model} failed on task {task_id} ({system}): {source}")]
+    Provider {
+        /// Judge model id.
+        model: String,
+        /// Task id.
+        task_id: String,
+        /// System whose run was judged.
+        system: String,
+        /// Underlying provider error.
+        #[source]
+        source: earthverse_model_provider::ProviderError,
+    },
+    /// The judge never produced a valid evaluation record (paper §4.1 reruns
+    /// judge failures; we stop after a bounded number of attempts).
+    #[error(
+        "judge model {model} gave no valid evaluation record for task {task_id} ({system}) \
+         after {attempts} attempt(s); last problem: {last_problem}"
+    )]
+    InvalidJudgeOutput {
+        /// Judge model id.
+        model: String,
+        /// Task id.
+        task_id: String,
+        /// System whose run was judged.
+        system: String,
+        /// Attempts made.
+        attempts: u32,
+        /// Why the last reply was rejected.
+        last_problem: String,
+    },
+    /// A rubric that violates a hard rule (criteria count, point total).
+    #[error("rubric of task {task_id} is invalid: {problems:?}")]
+    InvalidRubric {
+        /// Task id.
+        task_id: String,
+        /// Every hard-rule violation.
+        problems: Vec<String>,
+    },
+    /// A task or run field the judge needs is missing or malformed.
+    #[error("{what} {id}: field `{field}`: {problem}")]
+    BadInput {
+        /// "task" or "run".
+        what: &'static str,
+        /// Task id or run path.
+        id: String,
+        /// Field name.
+        field: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// The on-disk cache could not be read or written.
+    #[error("judge cache {path}: {source}")]
+    Cache {
+        /// File or directory involved.
+        path: PathBuf,
+        /// Underlying IO error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON (de)serialisation problem outside model output parsing.
+    #[error("JSON error in {context}: {source}")]
+    Json {
+        /// Where.
+        context: String,
+        /// Underlying error.
+        #[source]
+        source: serde_json::Error,
+    },
+}
