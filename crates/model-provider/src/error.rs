@@ -1,9 +1,14 @@
 //! Errors of the model-provider crate.
 
+use crate::chat::RetryAttempt;
+
 /// Result alias.
 pub type Result<T, E = ProviderError> = std::result::Result<T, E>;
 
 /// What can go wrong when talking to a model.
+///
+/// Errors that end a call after retries carry the retry log (`retries`), so a
+/// run record shows every attempt even when the call failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProviderError {
@@ -18,6 +23,8 @@ pub enum ProviderError {
         attempts: u32,
         /// Body excerpt.
         body: String,
+        /// Retries made before giving up.
+        retries: Vec<RetryAttempt>,
     },
     /// Transport error (connect, timeout) after all retries.
     #[error("{provider}: transport error after {attempts} attempt(s): {message}")]
@@ -28,20 +35,32 @@ pub enum ProviderError {
         attempts: u32,
         /// Message.
         message: String,
+        /// Retries made before giving up.
+        retries: Vec<RetryAttempt>,
     },
-    /// The body could not be understood.
+    /// The body could not be understood (truncated or not the expected shape),
+    /// after all retries.
     #[error("{provider}: malformed response: {message}")]
     Malformed {
         /// Provider id.
         provider: String,
         /// Message.
         message: String,
+        /// Retries made before giving up.
+        retries: Vec<RetryAttempt>,
     },
-    /// The task deadline passed before a response arrived.
-    #[error("{provider}: deadline exceeded")]
+    /// The task deadline passed (or would pass during the next back-off)
+    /// before a response arrived.
+    #[error("{provider}: deadline exceeded after {attempts} attempt(s); last error: {last_error}")]
     DeadlineExceeded {
         /// Provider id.
         provider: String,
+        /// Attempts made.
+        attempts: u32,
+        /// The last error seen, or `none` when no attempt could start.
+        last_error: String,
+        /// Retries made before giving up.
+        retries: Vec<RetryAttempt>,
     },
     /// A scripted or replayed model has nothing left to say.
     #[error("{provider}: script exhausted after {used} response(s)")]
@@ -51,7 +70,20 @@ pub enum ProviderError {
         /// Responses used.
         used: usize,
     },
-    /// Configuration problem (missing API key variable, bad URL).
+    /// Configuration problem (missing API key variable, bad URL, bad file).
     #[error("configuration: {0}")]
     Config(String),
+}
+
+impl ProviderError {
+    /// The retry log of a failed call (empty for errors without retries).
+    pub fn retries(&self) -> &[RetryAttempt] {
+        match self {
+            Self::Http { retries, .. }
+            | Self::Transport { retries, .. }
+            | Self::Malformed { retries, .. }
+            | Self::DeadlineExceeded { retries, .. } => retries,
+            Self::Exhausted { .. } | Self::Config(_) => &[],
+        }
+    }
 }
