@@ -20,7 +20,7 @@ pub enum JudgeError {
         system: String,
         /// Underlying provider error.
         #[source]
-        source: earthverse_model_provider::ProviderError,
+        source: Box<earthverse_model_provider::ProviderError>,
     },
     /// The judge never produced a valid evaluation record (paper §4.1 reruns
     /// judge failures; we stop after a bounded number of attempts).

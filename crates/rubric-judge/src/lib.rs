@@ -1,8 +1,13 @@
 //! # earthverse-rubric-judge
 //!
-//! Rubrics (5–8 criteria summing to 20 points), the `Judge` trait with LLM
-//! and deterministic judges, and the per-task scores of paper §4.1:
-//! A = min(H, U), Core = (A + P) / 2, Strict@95.
+//! Rubrics (5–8 criteria summing to 20 points, App. E RUBRIC), the
+//! [`Judge`] trait with an LLM judge ([`LlmJudge`], the App. E JUDGE prompt
+//! through any `ChatModel`, strict JSON, bounded re-asking, on-disk cache)
+//! and a deterministic judge ([`DeterministicJudge`]: U from answer units,
+//! H = U, a documented rubric approximation), the per-task scores of paper
+//! §4.1 — A = min(H, U), Core = (A + P) / 2, Strict@95 — in an
+//! [`EvaluationRecord`], pairwise win/tie/loss comparison (Fig. 7), and
+//! agreement figures against published scores.
 //!
 //! ```
 //! use earthverse_rubric_judge::task_scores;
@@ -12,11 +17,41 @@
 //! ```
 #![deny(missing_docs)]
 
+mod agreement;
+mod cache;
+mod deterministic;
 mod error;
+mod input;
+mod judge;
+mod llm;
+mod pairwise;
+mod parse;
+mod prompt;
 mod record;
+mod rubric;
 
+pub use agreement::{agreement, Agreement};
+pub use cache::{cache_key, JudgeCache};
+pub use deterministic::{
+    approximate_rubric, criterion_anchors, empty_rubric_ledger, evaluate_deterministic, Anchor,
+    DeterministicJudge, RunHaystack, UnitOutcome, UnitScorer, ANCHOR_REL_TOLERANCE,
+    DETERMINISTIC_JUDGE_ID, UNIT_WEIGHT,
+};
 pub use error::{JudgeError, Result};
+pub use input::{RunContext, TaskContext, ToolStep};
+pub use judge::Judge;
+pub use llm::{JudgeStats, LlmJudge, DEFAULT_MAX_JUDGE_ATTEMPTS, JUDGE_SEED};
+pub use pairwise::{compare_pair, win_tie_loss, PairOutcome, PairwiseRecord, PAIRWISE_INSTRUCTION};
+pub use parse::{parse_judge_reply, ParsedJudgement, RUBRIC_SCORE_SLACK};
+pub use prompt::{
+    render_judge_user_message, render_run_notes, render_tool_trace, JUDGE_CALIBRATION_CORE,
+    JUDGE_OUTPUT_CONTRACT, JUDGE_PROMPT_VERSION, JUDGE_SYSTEM_PROMPT,
+};
 pub use record::{
     clamp_pct, task_scores, AnswerUnitEntry, CriterionEntry, EvaluationRecord, RunStatus,
     TaskLabels, TaskScores, TrajectoryFigures, Verdict, STRICT_THRESHOLD,
+};
+pub use rubric::{
+    CoverageBand, Criterion, Rubric, RubricReport, COVERAGE_BANDS, MAX_CRITERIA, MIN_CRITERIA,
+    RUBRIC_TOTAL_POINTS,
 };
