@@ -1,11 +1,41 @@
 //! # earthverse-tool-registry
 //!
 //! The one object-safe [`Tool`] trait behind which the six research tools of
-//! paper §3.4 and the domain operations live, the `Registry` that validates
-//! arguments, records calls and caps observations (Appendix C.2, C.4), the
-//! Python sandbox, and catalogue presentation / routing (Appendix A.2, A.3.2).
+//! paper §3.4 and the domain operations live, the [`Registry`] that
+//! validates and normalises arguments, records calls and caps observations
+//! (Appendix C.2, C.4), the Python sandbox ([`sandbox`]), and catalogue
+//! presentation / routing ([`catalogue`], Appendix A.2, A.3.2).
+//!
+//! ```
+//! use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolContext, CallStatus};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let package = dir.path().join("CSX-001");
+//! std::fs::create_dir_all(package.join("data"))?;
+//! std::fs::write(package.join("data/report.json"), "{\"peak_c\": 35.5}")?;
+//! let registry = Registry::with_research_tools(ResearchToolsConfig::default());
+//! let ctx = ToolContext::new(&package, dir.path().join("scratch"));
+//! let rt = tokio::runtime::Runtime::new()?;
+//! let record = rt.block_on(registry.call(&ctx, "read_text_file", serde_json::json!({"path": "data/report.json"})));
+//! assert_eq!(record.status, CallStatus::Ok);
+//! assert_eq!(record.args["max_chars"], 12000); // default filled in
+//! assert_eq!(record.envelope.output["path"], "event_packages/standard_event_packages/packages/CSX-001/data/report.json");
+//! let missing = rt.block_on(registry.call(&ctx, "no_such_tool", serde_json::json!({})));
+//! assert_eq!(missing.status, CallStatus::ExecutionError);
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
 
+pub mod catalogue;
+pub mod error;
+pub mod registry;
+pub mod render;
+pub mod research;
+pub mod sandbox;
 pub mod tool;
 
+pub use error::{Error, Result};
+pub use registry::{cap_observation, CallRecord, Registry, ToolDescriptor, OBSERVATION_MAX_CHARS, TRUNCATION_MARKER};
+pub use research::{ReadMode, ResearchToolsConfig, RESEARCH_TOOL_NAMES};
+pub use sandbox::{PythonConfig, PythonLimits, SandboxPolicy, SandboxReport};
 pub use tool::{Applicability, CallStatus, Tool, ToolContext, ToolFamily, ToolOutput};

@@ -32,19 +32,80 @@ pub enum ToolFamily {
     OutputAssembly,
 }
 
+/// The release-relative directory of standard event packages, as the
+/// reference printed it in `path` fields (`reference-harness.md`).
+pub const STANDARD_PACKAGES_PREFIX: &str = "event_packages/standard_event_packages/packages";
+
 /// Where a tool call runs: the event package it may read and the per-run
-/// scratch directory it may write.
+/// scratch directory it may write. Build it with [`ToolContext::new`].
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolContext {
     /// Root of the event package (`.../packages/CSX-NNN`). Every path a tool
     /// opens must be resolved against it through package-model's resolver.
     pub package_root: PathBuf,
     /// The package id (e.g. `CSX-001`), used for release-relative paths.
     pub package_id: String,
+    /// Release-relative directory of the package, e.g.
+    /// `event_packages/standard_event_packages/packages/CSX-001`; prefixed to
+    /// package-relative paths in the `path` fields of outputs.
+    pub release_prefix: String,
     /// Per-run scratch directory (read/write for `python_exec`).
     pub scratch_dir: PathBuf,
     /// The public question text, if the run has one (readable by Python).
     pub question_file: Option<PathBuf>,
+    /// The step number of the call in its run (names Python snippets).
+    pub step: u32,
+}
+
+impl ToolContext {
+    /// A context for the package at `package_root` (its directory name is the
+    /// package id) writing to `scratch_dir`.
+    pub fn new(package_root: impl Into<PathBuf>, scratch_dir: impl Into<PathBuf>) -> Self {
+        let package_root = package_root.into();
+        let package_id = package_root
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let release_prefix = format!("{STANDARD_PACKAGES_PREFIX}/{package_id}");
+        Self {
+            package_root,
+            package_id,
+            release_prefix,
+            scratch_dir: scratch_dir.into(),
+            question_file: None,
+            step: 0,
+        }
+    }
+
+    /// Sets the public question file Python may read.
+    pub fn with_question_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.question_file = Some(path.into());
+        self
+    }
+
+    /// Overrides the release-relative prefix of the package.
+    pub fn with_release_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.release_prefix = prefix.into();
+        self
+    }
+
+    /// Sets the step number of the next call.
+    pub fn with_step(mut self, step: u32) -> Self {
+        self.step = step;
+        self
+    }
+
+    /// The release-relative form of a package-relative path.
+    pub fn release_path(&self, package_relative: &str) -> String {
+        if self.release_prefix.is_empty() {
+            package_relative.to_string()
+        } else if package_relative.is_empty() || package_relative == "." {
+            self.release_prefix.clone()
+        } else {
+            format!("{}/{}", self.release_prefix, package_relative)
+        }
+    }
 }
 
 /// Outcome of an applicability check made before a call runs (App. A.4).
@@ -131,6 +192,33 @@ impl ToolOutput {
             warnings: vec![message],
             status: CallStatus::NotApplicable,
         }
+    }
+
+    /// A failed call in the reference's form: `output` is usually the bare
+    /// error message string (e.g. `"file not found: x.json"`) and the
+    /// warnings are short tags (e.g. `["missing file"]`).
+    pub fn failure(output: Value, warnings: Vec<String>, evidence_files: Vec<String>) -> Self {
+        Self {
+            ok: false,
+            output,
+            evidence_files,
+            warnings,
+            status: CallStatus::ExecutionError,
+        }
+    }
+
+    /// The reference envelope `{ok, output, evidence_files, warnings}` (plus
+    /// `status` when the call was a justified refusal, so the model can tell).
+    pub fn envelope_json(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        map.insert("ok".into(), Value::Bool(self.ok));
+        map.insert("output".into(), self.output.clone());
+        map.insert("evidence_files".into(), serde_json::json!(self.evidence_files));
+        map.insert("warnings".into(), serde_json::json!(self.warnings));
+        if self.status == CallStatus::NotApplicable {
+            map.insert("status".into(), serde_json::json!("not_applicable"));
+        }
+        Value::Object(map)
     }
 
     /// Adds a warning.

@@ -1,0 +1,270 @@
+//! `search_package_files(query, glob="**/*", max_matches=40)`.
+//!
+//! The reference's rule (`reference-harness.md`): the query is split on
+//! white space; a file matches when every term occurs in its first 300,000
+//! characters, case-insensitively; the snippet is the first line holding any
+//! term (stripped, cut at 420 characters with the truncation marker, as the
+//! recorded runs show). Files are visited in path order; only text suffixes
+//! are searched (plus content-sniffed text in [`ReadMode::Extended`]).
+//!
+//! Underneath: files are read only up to what 300,000 characters can take,
+//! ASCII/UTF-8 files are matched on lower-cased bytes with `memchr::memmem`,
+//! and files are scanned in parallel with rayon.
+
+use super::text::{decode_python_text, python_lines, python_strip, text_decision, ReadMode};
+use super::{python_path_cmp, str_arg, suffix_of, usize_arg};
+use crate::registry::cap_observation;
+use crate::tool::{Tool, ToolContext, ToolFamily, ToolOutput};
+use async_trait::async_trait;
+use earthverse_package_model::evidence::hidden_artifact_name;
+use memchr::memmem;
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Characters of each file that are searched.
+pub const SEARCH_WINDOW_CHARS: usize = 300_000;
+/// Characters of a snippet before the truncation marker.
+pub const SNIPPET_MAX_CHARS: usize = 420;
+
+/// Searches the text files of the package for all terms of a query.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SearchPackageFiles {
+    /// Whether content-sniffed text in other suffixes is searched too.
+    pub mode: ReadMode,
+}
+
+/// One search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// White-space separated terms; all must occur.
+    pub query: String,
+    /// Python `pathlib` glob relative to the package root.
+    pub glob: String,
+    /// Maximum matches returned.
+    pub max_matches: usize,
+}
+
+impl SearchRequest {
+    /// A request with the reference's defaults (`glob="**/*"`, 40 matches).
+    pub fn new(query: impl Into<String>) -> Self {
+        Self { query: query.into(), glob: "**/*".into(), max_matches: 40 }
+    }
+}
+
+#[async_trait]
+impl Tool for SearchPackageFiles {
+    fn name(&self) -> &str {
+        "search_package_files"
+    }
+
+    fn description(&self) -> &str {
+        "Search text files of the event package for a query: a file matches when every white-space separated \
+         term occurs in it (case-insensitive, first 300,000 characters); returns the path and the first matching \
+         line. Arguments: query, glob (default \"**/*\"), max_matches (default 40)."
+    }
+
+    fn family(&self) -> ToolFamily {
+        ToolFamily::Research
+    }
+
+    fn parameters_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "default": "", "description": "Terms that must all occur (case-insensitive)."},
+                "glob": {"type": "string", "default": "**/*", "description": "Glob of files to search, relative to the package root."},
+                "max_matches": {"type": "integer", "default": 40, "minimum": 0, "description": "Maximum matching files returned."}
+            }
+        })
+    }
+
+    async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutput {
+        let request = SearchRequest {
+            query: str_arg(&args, "query").to_string(),
+            glob: args.get("glob").and_then(Value::as_str).unwrap_or("**/*").to_string(),
+            max_matches: usize_arg(&args, "max_matches", 40),
+        };
+        let ctx = ctx.clone();
+        let mode = self.mode;
+        tokio::task::spawn_blocking(move || search_package(&ctx, &request, mode))
+            .await
+            .unwrap_or_else(|e| super::tool_exception("search_package_files", "JoinError", &e.to_string()))
+    }
+}
+
+/// Runs a search over the package of `ctx` (blocking).
+pub fn search_package(ctx: &ToolContext, request: &SearchRequest, mode: ReadMode) -> ToolOutput {
+    if request.query.trim().is_empty() {
+        return ToolOutput::failure(Value::String("query is required".into()), Vec::new(), Vec::new());
+    }
+    let matcher = match compile_glob(&request.glob) {
+        Ok(m) => m,
+        Err(message) => return super::tool_exception("search_package_files", "ValueError", &message),
+    };
+    let terms: Vec<String> = request.query.to_lowercase().split_whitespace().map(str::to_string).collect();
+    let files = match package_files(&ctx.package_root) {
+        Ok(f) => f,
+        Err(e) => return super::tool_exception("search_package_files", "OSError", &e.to_string()),
+    };
+    let candidates: Vec<&(String, PathBuf)> = files
+        .iter()
+        .filter(|(rel, abs)| matcher.is_match(rel) && text_decision(mode, &suffix_of(rel), abs).is_some())
+        .collect();
+    let mut matches: Vec<(String, String)> = Vec::new();
+    // Scan in order-preserving parallel chunks so a small `max_matches`
+    // stops early on big trees.
+    for chunk in candidates.chunks(64) {
+        let found: Vec<Option<(String, String)>> = chunk
+            .par_iter()
+            .map(|(rel, abs)| match_file(abs, &terms).map(|snippet| (rel.clone(), snippet)))
+            .collect();
+        for hit in found.into_iter().flatten() {
+            if matches.len() >= request.max_matches {
+                break;
+            }
+            matches.push(hit);
+        }
+        if matches.len() >= request.max_matches {
+            break;
+        }
+    }
+    let evidence: Vec<String> = matches.iter().map(|(rel, _)| ctx.release_path(rel)).collect();
+    let listed: Vec<Value> = matches
+        .iter()
+        .map(|(rel, snippet)| json!({"path": ctx.release_path(rel), "snippet": snippet}))
+        .collect();
+    ToolOutput::ok(
+        json!({"query": request.query, "match_count": listed.len(), "matches": listed}),
+        evidence,
+    )
+}
+
+/// A glob with Python `pathlib` semantics: `*` stays inside one path
+/// component, `**` spans any number of directories (including none).
+fn compile_glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    if pattern.is_empty() {
+        return Err("Unacceptable pattern: ''".into());
+    }
+    if pattern.starts_with('/') {
+        return Err("Non-relative patterns are unsupported".into());
+    }
+    let trimmed = pattern.trim_start_matches("./");
+    globset::GlobBuilder::new(trimmed)
+        .literal_separator(true)
+        .backslash_escape(false)
+        .build()
+        .map(|g| g.compile_matcher())
+        .map_err(|e| format!("invalid glob {pattern:?}: {e}"))
+}
+
+/// Regular files of the package (package-relative, absolute), in Python
+/// path order, skipping symlinks and hidden artifacts.
+pub(crate) fn package_files(root: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
+    let mut out = Vec::new();
+    for entry in walkdir::WalkDir::new(root).follow_links(false) {
+        let entry = entry.map_err(std::io::Error::other)?;
+        if !entry.file_type().is_file() {
+            continue;
+        }
+        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        if rel.split('/').any(|c| hidden_artifact_name(c).is_some()) {
+            continue;
+        }
+        out.push((rel, entry.into_path()));
+    }
+    out.sort_by(|a, b| python_path_cmp(&a.0, &b.0));
+    Ok(out)
+}
+
+/// Reads the searched window of a file and returns the snippet if every
+/// term occurs in it.
+fn match_file(path: &Path, terms: &[String]) -> Option<String> {
+    let bytes = read_window(path).ok()?;
+    // Fast path: valid UTF-8 without carriage returns needs no decoding
+    // copy; ASCII lower-casing is done on bytes.
+    let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(&bytes) {
+        Ok(s) if !s.contains('\r') => std::borrow::Cow::Borrowed(s),
+        _ => std::borrow::Cow::Owned(decode_python_text(&bytes)),
+    };
+    let text = cut_chars(&text, SEARCH_WINDOW_CHARS);
+    let lowered: std::borrow::Cow<'_, str> = if text.is_ascii() {
+        let mut b = text.as_bytes().to_vec();
+        b.make_ascii_lowercase();
+        std::borrow::Cow::Owned(String::from_utf8(b).unwrap_or_default())
+    } else {
+        std::borrow::Cow::Owned(text.to_lowercase())
+    };
+    if !terms.iter().all(|t| memmem::find(lowered.as_bytes(), t.as_bytes()).is_some()) {
+        return None;
+    }
+    for line in python_lines(text) {
+        let hit = if line.is_ascii() {
+            terms.iter().any(|t| contains_ascii_ci(line.as_bytes(), t.as_bytes()))
+        } else {
+            let low = line.to_lowercase();
+            terms.iter().any(|t| low.contains(t.as_str()))
+        };
+        if hit {
+            return Some(cap_observation(python_strip(line), SNIPPET_MAX_CHARS));
+        }
+    }
+    Some(String::new())
+}
+
+fn contains_ascii_ci(haystack: &[u8], needle: &[u8]) -> bool {
+    if needle.is_empty() {
+        return true;
+    }
+    if !needle.is_ascii() {
+        return false;
+    }
+    haystack.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+}
+
+fn cut_chars(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    match text.char_indices().nth(max) {
+        Some((i, _)) => &text[..i],
+        None => text,
+    }
+}
+
+/// Reads as many bytes as 300,000 characters can need: 300,000 bytes when
+/// they are ASCII without `\r`, else up to 8 bytes per character.
+fn read_window(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len() as usize;
+    let first = len.min(SEARCH_WINDOW_CHARS);
+    let mut bytes = vec![0u8; first];
+    file.read_exact(&mut bytes)?;
+    if len > first && (!bytes.is_ascii() || memchr::memchr(b'\r', &bytes).is_some()) {
+        (&mut file).take((SEARCH_WINDOW_CHARS * 8 - first) as u64).read_to_end(&mut bytes)?;
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_is_pathlib_like() {
+        let m = compile_glob("**/*").unwrap();
+        assert!(m.is_match("a.json") && m.is_match("data/x/a.json"));
+        let m = compile_glob("*.json").unwrap();
+        assert!(m.is_match("a.json") && !m.is_match("data/a.json"));
+        let m = compile_glob("data/event_reports/*").unwrap();
+        assert!(m.is_match("data/event_reports/a.html") && !m.is_match("data/event_reports/x/a.html"));
+    }
+
+    #[test]
+    fn ascii_case_insensitive() {
+        assert!(contains_ascii_ci(b"Hello World", b"world"));
+        assert!(!contains_ascii_ci(b"Hello", b"worlds"));
+    }
+}
