@@ -1,10 +1,46 @@
 //! # earthverse-answer-units
 //!
-//! Answer units (paper §3.3, §4.1): decomposition of `primary_gt` into
-//! scalar units, parsing of final answers, deterministic matching with
-//! tolerances, and a per-unit ledger. Pure: no IO, no async.
+//! Answer units (paper §3.3, §4.1): every scalar leaf of a task's
+//! `primary_gt` is a unit. This crate decomposes the ground truth into units
+//! ([`decompose`], [`count_units`]), reads a final answer of any shape
+//! ([`parse_answer`]), matches unit by unit with documented rules and
+//! tolerances ([`score_answer`]) and explains every decision in a ledger
+//! ([`UnitLedgerEntry`]). Two readings of U are reported: over all units
+//! (`u_all`) and over the units the question asks for (`u_required`, the
+//! judge-like reading). Pure: no IO, no async.
+//!
+//! ```
+//! use earthverse_answer_units::{score_answer, strict_at_95, ScoringContext};
+//! use serde_json::json;
+//!
+//! let gt = json!({"event_date": "2024-05-24", "gap_mm": 0.74, "wet_count": 1});
+//! let question = "Return JSON: {\"event_date\": \"YYYY-MM-DD\", \"gap_mm\": 0.0, \"wet_count\": 0}";
+//! let ctx = ScoringContext::new(question);
+//! let answer = json!("```json\n{\"event_date\": \"2024-05-24\", \"gap_mm\": 0.741, \"wet_count\": 2}\n```");
+//! let score = score_answer(&gt, &answer, &ctx);
+//! assert_eq!(score.units_matched, 2);
+//! assert!((score.u_required - 66.666).abs() < 0.01);
+//! assert!(!score.ledger[2].matched);
+//! assert_eq!(strict_at_95([score.u_required]), 0.0);
+//! ```
 #![deny(missing_docs)]
 
+mod context;
 mod count;
+mod error;
+pub mod matching;
+mod normalize;
+mod parse;
+mod score;
+mod units;
+mod values;
 
+pub use context::{extract_tolerances, ScoringContext};
 pub use count::count_units;
+pub use error::{Error, Result};
+pub use normalize::{normalize_key, normalize_text};
+pub use parse::{parse_answer, parse_answer_text, AnswerShape, ParseReport, ParsedAnswer};
+pub use score::{
+    score_answer, score_answer_text, score_parsed, strict_at_95, UnitLedgerEntry, UnitScore,
+};
+pub use units::{decompose, Unit, UnitKind};

@@ -1,0 +1,182 @@
+//! What the scorer needs besides the ground truth and the answer.
+
+use crate::normalize::normalize_key;
+use crate::{Error, Result};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The question (to find which units its answer template asks for) and the
+/// task's numeric tolerances keyed by normalised ground-truth key.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScoringContext {
+    /// The public question of the task.
+    pub question: String,
+    /// Absolute numeric tolerances by normalised key (see [`extract_tolerances`]).
+    pub tolerances: BTreeMap<String, f64>,
+}
+
+impl ScoringContext {
+    /// A context with the question and no task tolerances.
+    pub fn new(question: impl Into<String>) -> Self {
+        ScoringContext {
+            question: question.into(),
+            tolerances: BTreeMap::new(),
+        }
+    }
+
+    /// Adds task tolerances (keys are normalised; invalid values are rejected).
+    ///
+    /// ```
+    /// use earthverse_answer_units::ScoringContext;
+    /// let ctx = ScoringContext::new("q").with_tolerances([("Peak Tmax C".to_owned(), 0.2)]).unwrap();
+    /// assert_eq!(ctx.tolerances.get("peak_tmax_c"), Some(&0.2));
+    /// assert!(ScoringContext::new("q").with_tolerances([("x".to_owned(), -1.0)]).is_err());
+    /// ```
+    pub fn with_tolerances(
+        mut self,
+        tolerances: impl IntoIterator<Item = (String, f64)>,
+    ) -> Result<Self> {
+        for (key, value) in tolerances {
+            if !value.is_finite() || value < 0.0 {
+                return Err(Error::InvalidTolerance { key, value });
+            }
+            let nk = normalize_key(&key);
+            let slot = self.tolerances.entry(nk).or_insert(value);
+            *slot = slot.max(value);
+        }
+        Ok(self)
+    }
+
+    /// The task tolerance for a normalised key: the key itself, else the
+    /// longest tolerance key that ends the unit's key after a `_`
+    /// (`rain_mm` takes the tolerance given for `mm`).
+    pub fn tolerance_for(&self, key: &str) -> Option<f64> {
+        if let Some(t) = self.tolerances.get(key) {
+            return Some(*t);
+        }
+        self.tolerances
+            .iter()
+            .filter(|(k, _)| {
+                key.len() > k.len()
+                    && key.ends_with(k.as_str())
+                    && key.as_bytes()[key.len() - k.len() - 1] == b'_'
+            })
+            .max_by_key(|(k, _)| k.len())
+            .map(|(_, t)| *t)
+    }
+}
+
+const TOLERANCE_CONTAINERS: &[&str] = &["numeric_tolerances", "tolerances", "tolerance"];
+const TOLERANCE_FIELDS: &[&str] = &[
+    "tolerance",
+    "abs_tolerance",
+    "absolute_tolerance",
+    "absolute",
+    "abs",
+    "tol",
+];
+const NAME_FIELDS: &[&str] = &["key", "name", "metric", "field", "id"];
+
+/// Reads the numeric tolerances a task's `ground_truth` declares, in every
+/// shape the release uses: `numeric_tolerances` / `tolerances` / `tolerance`
+/// objects at any depth up to four (under `primary_gt`, `key_values`,
+/// `answer_guidance`, ...), whose entries are a number, an object with
+/// `tolerance` / `abs_tolerance` / `absolute` (/ `absolute_tolerance`), or
+/// an object with `min`/`max` around `expected`/`value`; and the judge
+/// anchors' `required_metrics: [{name, tolerance}]`. Keys are normalised;
+/// the largest tolerance wins when a key repeats. Pure: reads only the value.
+///
+/// ```
+/// use serde_json::json;
+/// let gt = json!({
+///     "numeric_tolerances": {"peak_c": {"tolerance": 0.1, "value": 35.5},
+///                            "ratio": {"expected": 0.43, "min": 0.42, "max": 0.44}},
+///     "primary_gt": {"tolerances": {"rain_mm": 0.2, "path": "exact"}},
+///     "judge_anchors": {"required_metrics": [{"name": "count", "tolerance": 1}]}
+/// });
+/// let t = earthverse_answer_units::extract_tolerances(&gt);
+/// assert_eq!(t.get("peak_c"), Some(&0.1));
+/// assert!((t["ratio"] - 0.01).abs() < 1e-12);
+/// assert_eq!(t.get("rain_mm"), Some(&0.2));
+/// assert_eq!(t.get("count"), Some(&1.0));
+/// assert!(!t.contains_key("path"));
+/// ```
+pub fn extract_tolerances(ground_truth: &Value) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    visit(ground_truth, 0, &mut out);
+    out
+}
+
+fn visit(value: &Value, depth: usize, out: &mut BTreeMap<String, f64>) {
+    if depth > 4 {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let nk = normalize_key(k);
+                if TOLERANCE_CONTAINERS.contains(&nk.as_str()) {
+                    if let Value::Object(entries) = v {
+                        for (name, spec) in entries {
+                            if let Some(t) = tolerance_of(spec) {
+                                insert(out, name, t);
+                            }
+                        }
+                    }
+                } else if nk == "required_metrics" {
+                    if let Value::Array(items) = v {
+                        for item in items {
+                            let name = NAME_FIELDS
+                                .iter()
+                                .find_map(|f| item.get(*f).and_then(Value::as_str));
+                            if let (Some(name), Some(t)) = (name, tolerance_of(item)) {
+                                insert(out, name, t);
+                            }
+                        }
+                    }
+                } else {
+                    visit(v, depth + 1, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                visit(item, depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn insert(out: &mut BTreeMap<String, f64>, name: &str, t: f64) {
+    let slot = out.entry(normalize_key(name)).or_insert(t);
+    *slot = slot.max(t);
+}
+
+fn tolerance_of(spec: &Value) -> Option<f64> {
+    let valid = |x: f64| (x.is_finite() && x >= 0.0).then_some(x);
+    match spec {
+        Value::Number(n) => n.as_f64().and_then(valid),
+        Value::Object(map) => {
+            for field in TOLERANCE_FIELDS {
+                if let Some(x) = map.get(*field).and_then(Value::as_f64) {
+                    return valid(x);
+                }
+            }
+            let centre = map
+                .get("expected")
+                .or_else(|| map.get("value"))
+                .and_then(Value::as_f64)?;
+            let lo = map.get("min").and_then(Value::as_f64);
+            let hi = map.get("max").and_then(Value::as_f64);
+            let spread = match (lo, hi) {
+                (Some(lo), Some(hi)) => (centre - lo).abs().max((hi - centre).abs()),
+                (Some(lo), None) => (centre - lo).abs(),
+                (None, Some(hi)) => (hi - centre).abs(),
+                (None, None) => return None,
+            };
+            valid(spread)
+        }
+        _ => None,
+    }
+}

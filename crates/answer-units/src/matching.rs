@@ -1,0 +1,457 @@
+//! Matching one ground-truth scalar against one answer value.
+//!
+//! Rules (each returns the reason it matched, shown in the ledger):
+//! - **numbers**: `|x − v| ≤ max(2%·|v|, half a unit of v's last written
+//!   decimal, the task's tolerance for the key)`; a percent may stand for a
+//!   fraction and the other way round (aligned values only); numbers inside
+//!   strings with units (`"35.5 °C"`, `"12%"`, `"1,234 people"`) count.
+//! - **labels**: equal after normalisation, or (aligned) token recall ≥ 0.5;
+//!   a one-token label must be the answer's only token.
+//! - **long text**: an aligned answer string counts (presence); if the text
+//!   carries dates, half its tokens must be present.
+//! - **dates**: the same `YYYY-MM-DD[THH:MM]` set, or contained in a short answer.
+//! - **paths**: same path up to a package prefix, or the same file name.
+//! - **booleans**: `true`/`false`, `1`/`0`, pass/fail/yes/no words.
+//! - **null**: `null`, empty or n/a-like answers.
+
+use crate::normalize::{normalize_text, tokens, NOT_AVAILABLE};
+use crate::units::{UnitKind, LONG_TEXT_TOKENS};
+use crate::values::{dates_in, is_path, number_tokens, number_with_unit, scalar_text};
+use serde_json::Value;
+use std::collections::HashSet;
+
+/// Relative tolerance applied to every number (study: REL = 0.02).
+pub(crate) const RELATIVE_TOLERANCE: f64 = 0.02;
+
+const TRUE_WORDS: &[&str] = &[
+    "true",
+    "yes",
+    "y",
+    "pass",
+    "passed",
+    "passes",
+    "met",
+    "supported",
+    "confirmed",
+    "valid",
+    "ok",
+    "1",
+    "consistent",
+    "exceeds",
+    "exceeded",
+    "above",
+    "positive",
+];
+const FALSE_WORDS: &[&str] = &[
+    "false",
+    "no",
+    "n",
+    "fail",
+    "failed",
+    "fails",
+    "not met",
+    "unsupported",
+    "not supported",
+    "rejected",
+    "invalid",
+    "0",
+    "inconsistent",
+    "below",
+    "negative",
+    "none",
+];
+
+/// A ground-truth scalar ready for matching.
+#[derive(Debug, Clone)]
+pub(crate) struct Expected<'a> {
+    pub value: &'a Value,
+    pub kind: UnitKind,
+    /// Absolute tolerance for numbers: max(half unit, task tolerance).
+    pub abs_tolerance: f64,
+    /// Half a unit of the last written decimal.
+    pub half_unit: f64,
+}
+
+/// How a candidate is being compared.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mode {
+    /// The candidate sits where the ground truth's key path points.
+    pub aligned: bool,
+}
+
+/// Compares numbers: `Some(reason)` when `x` matches `v`.
+pub(crate) fn numbers_match(
+    v: f64,
+    x: f64,
+    abs_tolerance: f64,
+    half_unit: f64,
+    allow_percent: bool,
+) -> Option<String> {
+    let tol = (RELATIVE_TOLERANCE * v.abs()).max(abs_tolerance) + 1e-9 * v.abs().max(1.0);
+    if (x - v).abs() <= tol {
+        return Some(if x == v {
+            "equal number".to_owned()
+        } else {
+            format!("|{x} − {v}| ≤ {}", round_tol(tol))
+        });
+    }
+    if allow_percent {
+        if v.abs() <= 1.0 && (x / 100.0 - v).abs() <= tol {
+            return Some(format!("{x}% read as fraction {v}"));
+        }
+        if x.abs() <= 1.0 && v.abs() <= 100.0 && (100.0 * x - v).abs() <= tol + half_unit {
+            return Some(format!("fraction {x} read as {v}%"));
+        }
+    }
+    None
+}
+
+fn round_tol(t: f64) -> f64 {
+    (t * 1e6).round() / 1e6
+}
+
+/// Matches `expected` against a candidate scalar.
+pub(crate) fn match_scalar(
+    expected: &Expected<'_>,
+    candidate: &Value,
+    mode: Mode,
+) -> Option<String> {
+    match expected.value {
+        Value::Number(n) => {
+            let v = n.as_f64()?;
+            match_number(v, expected, candidate, mode.aligned)
+        }
+        Value::String(s) => match_string(s, expected, candidate, mode),
+        Value::Bool(b) => match_bool(*b, candidate),
+        Value::Null => match_null(candidate),
+        Value::Object(_) | Value::Array(_) => None,
+    }
+}
+
+fn match_number(
+    v: f64,
+    expected: &Expected<'_>,
+    candidate: &Value,
+    allow_percent: bool,
+) -> Option<String> {
+    let (tol, half) = (expected.abs_tolerance, expected.half_unit);
+    match candidate {
+        Value::Number(n) => numbers_match(v, n.as_f64()?, tol, half, allow_percent),
+        Value::String(s) => {
+            if let Some((x, _, _)) = number_with_unit(s) {
+                return numbers_match(v, x, tol, half, allow_percent)
+                    .map(|r| format!("number in string: {r}"));
+            }
+            if s.len() > 20_000 {
+                return None;
+            }
+            number_tokens(s)
+                .into_iter()
+                .find_map(|y| numbers_match(v, y, tol, half, false))
+                .map(|r| format!("number inside text: {r}"))
+        }
+        _ => None,
+    }
+}
+
+fn match_string(v: &str, expected: &Expected<'_>, candidate: &Value, mode: Mode) -> Option<String> {
+    if matches!(candidate, Value::Object(_) | Value::Array(_) | Value::Null) {
+        return None;
+    }
+    let s = scalar_text(candidate)?;
+    if s.len() > 200_000 {
+        return None;
+    }
+    if v == s {
+        return Some("equal text".to_owned());
+    }
+    let nv = normalize_text(v);
+    let ns = normalize_text(&s);
+    if nv == ns {
+        return Some("equal after normalisation".to_owned());
+    }
+    // Dates.
+    let dv = dates_in(v);
+    if !dv.is_empty() {
+        let ds = dates_in(&s);
+        if ds == dv {
+            return Some("same dates".to_owned());
+        }
+        if dv.iter().all(|d| ds.contains(d)) && tokens(v).len() <= 8 {
+            return Some("dates contained in answer".to_owned());
+        }
+        if v.len() <= 25 {
+            return None;
+        }
+    }
+    // Number with unit on both sides.
+    if let (Some((x_v, d_v, _)), Some((x_s, _, _))) = (number_with_unit(v), number_with_unit(&s)) {
+        let half = 0.5 * 10f64.powi(-(d_v as i32));
+        return numbers_match(
+            x_v,
+            x_s,
+            half.max(expected.abs_tolerance),
+            half,
+            mode.aligned,
+        )
+        .map(|r| format!("number with unit: {r}"));
+    }
+    // Paths.
+    if is_path(v) {
+        let lv = v.to_lowercase();
+        let ls = s.trim().to_lowercase();
+        if ls.is_empty() {
+            return None;
+        }
+        let base = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
+        if ls.ends_with(&lv) || (ls.contains('/') && lv.ends_with(&ls)) {
+            return Some("same path".to_owned());
+        }
+        if base(&lv) == base(&ls) {
+            return Some("same file name".to_owned());
+        }
+        return None;
+    }
+    if NOT_AVAILABLE.contains(&ns.as_str()) {
+        return None;
+    }
+    if !mode.aligned {
+        return None;
+    }
+    let gt_tokens = tokens(v);
+    if gt_tokens.is_empty() {
+        return None;
+    }
+    let answer_tokens: HashSet<String> = tokens(&s).into_iter().collect();
+    let present = gt_tokens
+        .iter()
+        .filter(|t| answer_tokens.contains(*t))
+        .count();
+    let recall = present as f64 / gt_tokens.len() as f64;
+    if gt_tokens.len() > LONG_TEXT_TOKENS || expected.kind == UnitKind::LongText {
+        if dv.is_empty() || recall >= 0.5 {
+            return Some(format!("long text present (token recall {recall:.2})"));
+        }
+        return None;
+    }
+    if gt_tokens.len() == 1 {
+        let only = answer_tokens.len() == 1 && answer_tokens.contains(&gt_tokens[0]);
+        return only.then(|| "same single token".to_owned());
+    }
+    (recall >= 0.5).then(|| format!("label token recall {recall:.2} ≥ 0.5"))
+}
+
+fn bool_word(s: &str) -> Option<bool> {
+    let n = normalize_text(s);
+    if TRUE_WORDS.contains(&n.as_str()) {
+        return Some(true);
+    }
+    if FALSE_WORDS.contains(&n.as_str()) {
+        return Some(false);
+    }
+    match n.split(' ').next() {
+        Some("true" | "yes" | "pass" | "passed" | "passes") => Some(true),
+        Some("false" | "no" | "fail" | "failed" | "fails" | "not") => Some(false),
+        _ => None,
+    }
+}
+
+fn match_bool(b: bool, candidate: &Value) -> Option<String> {
+    let read = match candidate {
+        Value::Bool(c) => Some(*c),
+        Value::Number(n) => match n.as_f64() {
+            Some(1.0) => Some(true),
+            Some(0.0) => Some(false),
+            _ => None,
+        },
+        Value::String(s) if s.len() < 10_000 => bool_word(s),
+        _ => None,
+    };
+    (read == Some(b)).then(|| format!("reads as {b}"))
+}
+
+fn match_null(candidate: &Value) -> Option<String> {
+    match candidate {
+        Value::Null => Some("null".to_owned()),
+        Value::String(s) if s.len() < 1_000 => {
+            let n = normalize_text(s);
+            matches!(n.as_str(), "" | "null" | "none" | "na" | "n a")
+                .then(|| "n/a for null".to_owned())
+        }
+        _ => None,
+    }
+}
+
+/// A ground-truth value specific enough to be searched for anywhere in the
+/// answer: a non-integral number, an integer of magnitude ≥ 100, or a
+/// string of ≥ 8 characters or holding a date.
+pub(crate) fn is_distinctive(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.abs() >= 100
+            } else if let Some(u) = n.as_u64() {
+                u >= 100
+            } else {
+                n.as_f64()
+                    .is_some_and(|x| x.fract() != 0.0 || x.abs() >= 100.0)
+            }
+        }
+        Value::String(s) => s.chars().count() >= 8 || !dates_in(s).is_empty(),
+        _ => false,
+    }
+}
+
+/// Prose answer text prepared once for text-mode matching.
+#[derive(Debug, Clone)]
+pub(crate) struct ProseText {
+    normalized: String,
+    numbers: Vec<f64>,
+    tokens: HashSet<String>,
+}
+
+impl ProseText {
+    pub(crate) fn new(text: &str) -> Self {
+        ProseText {
+            normalized: normalize_text(text),
+            numbers: number_tokens(text),
+            tokens: tokens(text).into_iter().collect(),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.normalized.is_empty()
+    }
+
+    /// Text-mode match: distinctive numbers among the text's numbers; strings
+    /// as a normalised substring, or long text by token recall ≥ 0.5.
+    pub(crate) fn find(&self, expected: &Expected<'_>) -> Option<String> {
+        match expected.value {
+            Value::Number(n) => {
+                if !is_distinctive(expected.value) {
+                    return None;
+                }
+                let v = n.as_f64()?;
+                self.numbers
+                    .iter()
+                    .find_map(|&y| {
+                        numbers_match(v, y, expected.abs_tolerance, expected.half_unit, false)
+                    })
+                    .map(|r| format!("number in prose: {r}"))
+            }
+            Value::String(s) => {
+                let ns = normalize_text(s);
+                if !ns.is_empty() && contains_phrase(&self.normalized, &ns) {
+                    return Some("text found in prose".to_owned());
+                }
+                let gt_tokens = tokens(s);
+                if gt_tokens.len() > LONG_TEXT_TOKENS {
+                    let present = gt_tokens
+                        .iter()
+                        .filter(|t| self.tokens.contains(*t))
+                        .count();
+                    let recall = present as f64 / gt_tokens.len() as f64;
+                    if recall >= 0.5 {
+                        return Some(format!("long text in prose (token recall {recall:.2})"));
+                    }
+                }
+                None
+            }
+            _ => None,
+        }
+    }
+}
+
+fn contains_phrase(haystack: &str, needle: &str) -> bool {
+    haystack.contains(needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn expected(v: &Value, tol: f64) -> Expected<'_> {
+        let kind = UnitKind::of(v).unwrap_or(UnitKind::Label);
+        let half = match v {
+            Value::Number(n) => {
+                0.5 * 10f64.powi(-(crate::values::literal_decimals(&n.to_string()) as i32))
+            }
+            _ => 0.0,
+        };
+        Expected {
+            value: v,
+            kind,
+            abs_tolerance: half.max(tol),
+            half_unit: half,
+        }
+    }
+
+    fn check(gt: Value, candidate: Value, aligned: bool, want: bool) {
+        let e = expected(&gt, 0.0);
+        let got = match_scalar(&e, &candidate, Mode { aligned });
+        assert_eq!(got.is_some(), want, "{gt} vs {candidate}: {got:?}");
+    }
+
+    #[test]
+    fn numbers() {
+        check(json!(35.5), json!(35.54), true, true);
+        check(json!(35.5), json!(36.5), true, false);
+        check(json!(100), json!(101.9), true, true);
+        check(json!(0.43), json!(43), true, true);
+        check(json!(0.43), json!(43), false, false);
+        check(json!(43.0), json!(0.43), true, true);
+        check(json!(35.5), json!("35.5 °C"), true, true);
+        check(json!(12), json!(true), true, false);
+        check(json!(1234), json!("about 1,234 people"), true, true);
+    }
+
+    #[test]
+    fn strings() {
+        check(json!("very_high"), json!("Very High"), true, true);
+        check(json!("high"), json!("very high"), true, false);
+        check(
+            json!("point split grid dry"),
+            json!("grid dry point"),
+            true,
+            true,
+        );
+        check(json!("2021-06-29"), json!("2021-06-29T00:00"), true, true);
+        check(json!("2021-06-29"), json!("2021-06-30"), true, false);
+        check(
+            json!("data/x/a.json"),
+            json!("packages/CSX-1/data/x/a.json"),
+            true,
+            true,
+        );
+        check(json!("data/x/a.json"), json!("data/x/b.json"), true, false);
+        check(
+            json!("a long explanation of the heat dome and its effect on night cooling access"),
+            json!("anything"),
+            true,
+            true,
+        );
+        check(json!("two words"), json!("N/A"), true, false);
+        check(json!("12 mm"), json!("12.2 mm"), true, true);
+    }
+
+    #[test]
+    fn bools_and_nulls() {
+        check(json!(true), json!("PASS"), true, true);
+        check(json!(false), json!("not met"), true, true);
+        check(json!(false), json!(0), true, true);
+        check(json!(true), json!("fail"), true, false);
+        check(json!(null), json!("n/a"), true, true);
+        check(json!(null), json!(0), true, false);
+    }
+
+    #[test]
+    fn distinctive() {
+        assert!(is_distinctive(&json!(3.5)));
+        assert!(is_distinctive(&json!(150)));
+        assert!(!is_distinctive(&json!(12)));
+        assert!(!is_distinctive(&json!(true)));
+        assert!(is_distinctive(&json!("2021-06-29")));
+        assert!(!is_distinctive(&json!("high")));
+    }
+}

@@ -1,0 +1,179 @@
+//! Normalisation of keys and text shared by the matching rules.
+//!
+//! The constants follow the prototype study
+//! (`design/answer-units-study.md`, section (e)).
+
+/// Words dropped from token lists before label and prose comparison.
+pub(crate) const STOP_WORDS: &[&str] = &[
+    "the", "a", "an", "of", "and", "or", "to", "in", "on", "for", "by", "with", "from", "at", "is",
+    "are", "be", "as", "that", "this", "it", "its", "into", "than", "not", "no",
+];
+
+/// Normalised answer texts that mean "no value given".
+pub(crate) const NOT_AVAILABLE: &[&str] = &[
+    "",
+    "na",
+    "n a",
+    "none",
+    "null",
+    "unknown",
+    "missing",
+    "tbd",
+    "unavailable",
+    "not available",
+    "not applicable",
+    "not computed",
+    "not reported",
+    "insufficient data",
+];
+
+/// Normalises an object key: lowercase, every run of characters other than
+/// `[a-z0-9]` becomes one `_`, leading and trailing `_` are trimmed.
+///
+/// ```
+/// use earthverse_answer_units::normalize_key;
+/// assert_eq!(normalize_key("Peak Tmax (°C)"), "peak_tmax_c");
+/// assert_eq!(normalize_key("__A--b__"), "a_b");
+/// ```
+pub fn normalize_key(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut pending_sep = false;
+    for ch in key.chars().flat_map(char::to_lowercase) {
+        if ch.is_ascii_lowercase() || ch.is_ascii_digit() {
+            if pending_sep && !out.is_empty() {
+                out.push('_');
+            }
+            pending_sep = false;
+            out.push(ch);
+        } else {
+            pending_sep = true;
+        }
+    }
+    out
+}
+
+/// Normalises free text for comparison: lowercase; `≥`/`>=` become ` ge `
+/// and `≤`/`<=` become ` le `; characters other than `[a-z0-9.%+-]` become
+/// spaces; `.`, `-` and `+` not next to a digit become spaces; runs of
+/// spaces collapse to one and the ends are trimmed.
+///
+/// ```
+/// use earthverse_answer_units::normalize_text;
+/// assert_eq!(normalize_text("Peak ≥ 35.5 °C -- very-high"), "peak ge 35.5 c very high");
+/// ```
+pub fn normalize_text(text: &str) -> String {
+    let lowered = text
+        .to_lowercase()
+        .replace(">=", " ge ")
+        .replace('≥', " ge ")
+        .replace("<=", " le ")
+        .replace('≤', " le ");
+    let chars: Vec<char> = lowered
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '%' | '+' | '-') {
+                c
+            } else {
+                ' '
+            }
+        })
+        .collect();
+    let mut out = String::with_capacity(chars.len());
+    let mut last_space = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let c = if matches!(c, '.' | '-' | '+') {
+            let prev_digit = i > 0 && chars[i - 1].is_ascii_digit();
+            let next_digit = chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+            if prev_digit || next_digit {
+                c
+            } else {
+                ' '
+            }
+        } else {
+            c
+        };
+        if c == ' ' {
+            if !last_space {
+                out.push(' ');
+            }
+            last_space = true;
+        } else {
+            out.push(c);
+            last_space = false;
+        }
+    }
+    while out.ends_with(' ') {
+        out.pop();
+    }
+    out
+}
+
+/// Tokens of normalised text without stop words, in order, with duplicates.
+pub(crate) fn tokens(text: &str) -> Vec<String> {
+    normalize_text(text)
+        .split(' ')
+        .filter(|t| !t.is_empty() && !STOP_WORDS.contains(t))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// True when `needle` occurs in `haystack` as a whole word, case-insensitively:
+/// no `[A-Za-z0-9_]` character directly before or after it.
+pub(crate) fn contains_word(haystack_lower: &str, needle: &str) -> bool {
+    let needle = needle.to_lowercase();
+    if needle.is_empty() {
+        return false;
+    }
+    let bytes = haystack_lower.as_bytes();
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut start = 0;
+    while let Some(pos) = haystack_lower[start..].find(&needle) {
+        let at = start + pos;
+        let end = at + needle.len();
+        let before_ok = at == 0 || !is_word(bytes[at - 1]);
+        let after_ok = end >= bytes.len() || !is_word(bytes[end]);
+        if before_ok && after_ok {
+            return true;
+        }
+        // Advance by one character (not byte) to stay on a char boundary.
+        let step = haystack_lower[at..]
+            .chars()
+            .next()
+            .map_or(1, char::len_utf8);
+        start = at + step;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_normalise() {
+        assert_eq!(normalize_key("hotHours_ge_30C"), "hothours_ge_30c");
+        assert_eq!(normalize_key("  "), "");
+        assert_eq!(normalize_key("a.b/c"), "a_b_c");
+    }
+
+    #[test]
+    fn text_normalises() {
+        assert_eq!(normalize_text("  A  - B "), "a b");
+        assert_eq!(normalize_text("-3.5 mm"), "-3.5 mm");
+        assert_eq!(normalize_text("x <= 4"), "x le 4");
+        assert_eq!(normalize_text("50%"), "50%");
+    }
+
+    #[test]
+    fn tokens_drop_stop_words() {
+        assert_eq!(tokens("The rise of the sea"), vec!["rise", "sea"]);
+    }
+
+    #[test]
+    fn word_search_respects_boundaries() {
+        assert!(contains_word("use `wet_count_5` here", "wet_count_5"));
+        assert!(!contains_word("use wet_count_50 here", "wet_count_5"));
+        assert!(!contains_word("awet_count_5", "wet_count_5"));
+        assert!(contains_word("é answer", "answer"));
+    }
+}

@@ -1,0 +1,342 @@
+//! Parsing of a run's final answer in any shape the recorded runs use.
+//!
+//! An answer may arrive as a JSON object, an array, a scalar, or a string
+//! that holds JSON (whole, inside a fenced block, or followed or preceded by
+//! prose) or only prose. [`parse_answer`] never panics and keeps whatever it
+//! could not read as JSON in [`ParseReport::remainder`].
+
+use serde::Serialize;
+use serde_json::Value;
+
+/// How the final answer was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum AnswerShape {
+    /// A JSON object given directly.
+    Object,
+    /// A JSON array given directly (scored as `{"_root": [...]}`).
+    Array,
+    /// A string whose whole content is JSON.
+    JsonString,
+    /// JSON inside a fenced code block (```` ```json ````).
+    FencedBlock,
+    /// A JSON value embedded in prose (text before and/or after it).
+    JsonWithProse,
+    /// Prose only, scored in text mode.
+    Prose,
+    /// A bare number, boolean or null, scored in text mode.
+    Scalar,
+    /// Nothing at all (empty string).
+    Empty,
+}
+
+/// What the parser did with the answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ParseReport {
+    /// The shape recognised.
+    pub shape: AnswerShape,
+    /// Text that was not part of the parsed JSON value (prose around it, or
+    /// the whole answer in prose mode), trimmed.
+    pub remainder: String,
+    /// Byte length of the answer text (0 for structured answers).
+    pub answer_bytes: usize,
+}
+
+/// A final answer made ready for matching.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedAnswer {
+    /// The structured part, if any: always an object (arrays are wrapped as
+    /// `{"_root": [...]}`).
+    pub json: Option<Value>,
+    /// The answer's text for text-mode matching (empty for structured answers).
+    pub text: String,
+    /// What was recognised and what was left over.
+    pub report: ParseReport,
+}
+
+const MAX_STRING_UNWRAP: usize = 3;
+
+/// Parses a final answer given as a JSON value (objects, arrays, strings and
+/// scalars are all accepted).
+///
+/// ```
+/// use earthverse_answer_units::{parse_answer, AnswerShape};
+/// let answer = serde_json::json!("Result:\n```json\n{\"x\": 1}\n```\nDone.");
+/// let parsed = parse_answer(&answer);
+/// assert_eq!(parsed.report.shape, AnswerShape::FencedBlock);
+/// assert_eq!(parsed.json, Some(serde_json::json!({"x": 1})));
+/// assert_eq!(parsed.report.remainder, "Result:\n\nDone.");
+/// ```
+pub fn parse_answer(answer: &Value) -> ParsedAnswer {
+    match answer {
+        Value::Object(_) => structured(answer.clone(), AnswerShape::Object),
+        Value::Array(_) => structured(wrap_root(answer.clone()), AnswerShape::Array),
+        Value::String(text) => parse_answer_text(text),
+        Value::Null | Value::Bool(_) | Value::Number(_) => {
+            let text = answer.to_string();
+            ParsedAnswer {
+                json: None,
+                report: ParseReport {
+                    shape: AnswerShape::Scalar,
+                    remainder: text.clone(),
+                    answer_bytes: text.len(),
+                },
+                text,
+            }
+        }
+    }
+}
+
+/// Parses a final answer given as text.
+///
+/// ```
+/// use earthverse_answer_units::{parse_answer_text, AnswerShape};
+/// let parsed = parse_answer_text("{\"a\": 2} and some words");
+/// assert_eq!(parsed.report.shape, AnswerShape::JsonWithProse);
+/// assert_eq!(parsed.report.remainder, "and some words");
+/// let prose = parse_answer_text("the peak was 35.5 C");
+/// assert_eq!(prose.report.shape, AnswerShape::Prose);
+/// assert!(prose.json.is_none());
+/// ```
+pub fn parse_answer_text(text: &str) -> ParsedAnswer {
+    parse_text_inner(text, 0)
+}
+
+fn parse_text_inner(text: &str, unwraps: usize) -> ParsedAnswer {
+    let trimmed = text.trim();
+    let answer_bytes = text.len();
+    if trimmed.is_empty() {
+        return ParsedAnswer {
+            json: None,
+            text: String::new(),
+            report: ParseReport {
+                shape: AnswerShape::Empty,
+                remainder: String::new(),
+                answer_bytes,
+            },
+        };
+    }
+    // 1. The whole string is JSON.
+    if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
+        match value {
+            Value::Object(_) | Value::Array(_) => {
+                let mut parsed = structured(wrap_root(value), AnswerShape::JsonString);
+                parsed.report.answer_bytes = answer_bytes;
+                return parsed;
+            }
+            Value::String(inner) if unwraps < MAX_STRING_UNWRAP => {
+                let mut parsed = parse_text_inner(&inner, unwraps + 1);
+                parsed.report.answer_bytes = answer_bytes;
+                return parsed;
+            }
+            _ => {}
+        }
+    }
+    // 2. A fenced block: a ```json fence first, then any fence.
+    if let Some((value, remainder)) = fenced_json(trimmed) {
+        return ParsedAnswer {
+            json: Some(wrap_root(value)),
+            text: trimmed.to_owned(),
+            report: ParseReport {
+                shape: AnswerShape::FencedBlock,
+                remainder,
+                answer_bytes,
+            },
+        };
+    }
+    // 3. The first complete JSON object (or array) inside prose.
+    if let Some((value, remainder)) = embedded_json(trimmed) {
+        return ParsedAnswer {
+            json: Some(wrap_root(value)),
+            text: trimmed.to_owned(),
+            report: ParseReport {
+                shape: AnswerShape::JsonWithProse,
+                remainder,
+                answer_bytes,
+            },
+        };
+    }
+    // 4. Prose only.
+    ParsedAnswer {
+        json: None,
+        text: trimmed.to_owned(),
+        report: ParseReport {
+            shape: AnswerShape::Prose,
+            remainder: trimmed.to_owned(),
+            answer_bytes,
+        },
+    }
+}
+
+fn structured(value: Value, shape: AnswerShape) -> ParsedAnswer {
+    ParsedAnswer {
+        json: Some(value),
+        text: String::new(),
+        report: ParseReport {
+            shape,
+            remainder: String::new(),
+            answer_bytes: 0,
+        },
+    }
+}
+
+fn wrap_root(value: Value) -> Value {
+    match value {
+        Value::Array(_) => {
+            let mut map = serde_json::Map::new();
+            map.insert("_root".to_owned(), value);
+            Value::Object(map)
+        }
+        other => other,
+    }
+}
+
+/// Finds a fenced code block whose content is a JSON object or array.
+fn fenced_json(text: &str) -> Option<(Value, String)> {
+    let mut fences = Vec::new();
+    let mut search = 0;
+    while let Some(pos) = text[search..].find("```") {
+        let open = search + pos;
+        let after_ticks = open + 3;
+        let line_end = text[after_ticks..]
+            .find('\n')
+            .map_or(text.len(), |p| after_ticks + p);
+        let tag = text[after_ticks..line_end].trim().to_lowercase();
+        let body_start = (line_end + 1).min(text.len());
+        let Some(close_rel) = text[body_start..].find("```") else {
+            break;
+        };
+        let close = body_start + close_rel;
+        fences.push((open, body_start, close, tag == "json"));
+        search = close + 3;
+        if search >= text.len() {
+            break;
+        }
+    }
+    // Prefer fences tagged json, in order; then any fence.
+    fences.sort_by_key(|&(open, _, _, is_json)| (!is_json, open));
+    for (open, body_start, close, _) in fences {
+        let body = text[body_start..close].trim();
+        if let Ok(value @ (Value::Object(_) | Value::Array(_))) = serde_json::from_str(body) {
+            let remainder = join_remainder(&text[..open], &text[close + 3..]);
+            return Some((value, remainder));
+        }
+    }
+    None
+}
+
+/// Reads the first complete JSON object (or array, if no object parses)
+/// starting at a `{` (or `[`) inside prose; the rest stays as remainder.
+fn embedded_json(text: &str) -> Option<(Value, String)> {
+    for opener in ['{', '['] {
+        let mut search = 0;
+        let mut tries = 0;
+        while let Some(pos) = text[search..].find(opener) {
+            let start = search + pos;
+            let mut stream =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            if let Some(Ok(value @ (Value::Object(_) | Value::Array(_)))) = stream.next() {
+                let end = start + stream.byte_offset();
+                let remainder = join_remainder(&text[..start], &text[end..]);
+                return Some((value, remainder));
+            }
+            search = start + opener.len_utf8();
+            tries += 1;
+            // Bound the work on adversarial input with many openers.
+            if tries >= 64 || search >= text.len() {
+                break;
+            }
+        }
+    }
+    None
+}
+
+fn join_remainder(before: &str, after: &str) -> String {
+    let before = before.trim();
+    let after = after.trim();
+    match (before.is_empty(), after.is_empty()) {
+        (true, true) => String::new(),
+        (false, true) => before.to_owned(),
+        (true, false) => after.to_owned(),
+        (false, false) => format!("{before}\n\n{after}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn check(input: &str, shape: AnswerShape, json: Option<Value>, remainder: &str) {
+        let parsed = parse_answer_text(input);
+        assert_eq!(parsed.report.shape, shape, "shape of {input:?}");
+        assert_eq!(parsed.json, json, "json of {input:?}");
+        assert_eq!(parsed.report.remainder, remainder, "remainder of {input:?}");
+    }
+
+    #[test]
+    fn shapes() {
+        check("", AnswerShape::Empty, None, "");
+        check(
+            " {\"a\":1} ",
+            AnswerShape::JsonString,
+            Some(json!({"a": 1})),
+            "",
+        );
+        check(
+            "[1,2]",
+            AnswerShape::JsonString,
+            Some(json!({"_root": [1, 2]})),
+            "",
+        );
+        check(
+            "x\n```json\n{\"a\":1}\n```\ny",
+            AnswerShape::FencedBlock,
+            Some(json!({"a": 1})),
+            "x\n\ny",
+        );
+        check(
+            "```\n[\"p\"]\n```",
+            AnswerShape::FencedBlock,
+            Some(json!({"_root": ["p"]})),
+            "",
+        );
+        check(
+            "Answer: {\"a\": {\"b\": 2}} because",
+            AnswerShape::JsonWithProse,
+            Some(json!({"a": {"b": 2}})),
+            "Answer:\n\nbecause",
+        );
+        check(
+            "{broken {\"k\": true}",
+            AnswerShape::JsonWithProse,
+            Some(json!({"k": true})),
+            "{broken",
+        );
+        check("just words 12", AnswerShape::Prose, None, "just words 12");
+        check(
+            "\"{\\\"a\\\": 3}\"",
+            AnswerShape::JsonString,
+            Some(json!({"a": 3})),
+            "",
+        );
+        check(
+            "```json\n{unterminated",
+            AnswerShape::Prose,
+            None,
+            "```json\n{unterminated",
+        );
+    }
+
+    #[test]
+    fn values() {
+        assert_eq!(
+            parse_answer(&json!({"a": 1})).report.shape,
+            AnswerShape::Object
+        );
+        assert_eq!(parse_answer(&json!([1])).json, Some(json!({"_root": [1]})));
+        assert_eq!(parse_answer(&json!(3.5)).report.shape, AnswerShape::Scalar);
+        assert_eq!(parse_answer(&json!(3.5)).text, "3.5");
+    }
+}

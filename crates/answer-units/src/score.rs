@@ -1,0 +1,604 @@
+//! Scoring an answer against `primary_gt`: key alignment, matching, ledger.
+//!
+//! ## Alignment
+//! The ground truth is walked from the root. For each object key `k`
+//! (normalised with [`crate::normalize_key`]) the answer nodes it points to
+//! ("hits") are the first non-empty of: children of the current hits keyed
+//! `k`; descendants of the current hits keyed `k`; descendants of the
+//! enclosing scope keyed `k`; any node keyed `k` anywhere in the answer. So
+//! nesting differences and flattened answers still align.
+//!
+//! Lists of objects are matched row by row: each ground-truth row takes the
+//! unused answer row (array element or object value) with the most matched
+//! units (ties prefer the same position). Lists of scalars are matched one to
+//! one against the scalar leaves under the hits, in any order.
+//!
+//! A unit with no hit falls back to a search of the whole answer when its
+//! value is distinctive (see [`crate::matching`]); in prose answers, to a
+//! search of the text.
+//!
+//! ## Two readings of U (study, "two readings")
+//! - `u_all`: matched units over all units of `primary_gt` (the paper's
+//!   decomposition).
+//! - `u_required` (judge-like): a unit counts in the denominator when the
+//!   question names its key (the answer template asks for it) or when it
+//!   matched; units under scoring-metadata keys never count.
+
+use crate::matching::{is_distinctive, match_scalar, Expected, Mode, ProseText};
+use crate::normalize::normalize_key;
+use crate::parse::{parse_answer, parse_answer_text, ParseReport, ParsedAnswer};
+use crate::units::{is_required, join_key, UnitKind, MAX_DEPTH, META_KEYS};
+use crate::values::number_parts;
+use crate::ScoringContext;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One unit of one answer: what was expected, what was found, and why it
+/// matched or not.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnitLedgerEntry {
+    /// Path of the unit in `primary_gt` (`event_window.start_date`, `rows[1].id`).
+    pub path: String,
+    /// Normalised key of the unit (the list's key for list elements).
+    pub key: Option<String>,
+    /// How the unit was matched.
+    pub kind: UnitKind,
+    /// True for an element of a list.
+    pub list_element: bool,
+    /// The expected value.
+    pub expected: Value,
+    /// Absolute tolerance used for numbers (before the 2% relative allowance).
+    pub tolerance: Option<f64>,
+    /// The question names the unit's key.
+    pub required: bool,
+    /// The unit sits under a scoring-metadata key.
+    pub meta: bool,
+    /// The answer value compared (the matching one, else the first aligned one).
+    pub found: Option<Value>,
+    /// Where `found` sits in the answer (`$` is the root).
+    pub found_at: Option<String>,
+    /// The unit matched.
+    pub matched: bool,
+    /// The unit counts in the judge-like denominator.
+    pub counted: bool,
+    /// The rule that decided.
+    pub why: String,
+}
+
+/// The unit score of one answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UnitScore {
+    /// All units of `primary_gt` (equals [`crate::count_units`]).
+    pub units_total: usize,
+    /// Units matched among all units.
+    pub units_matched: usize,
+    /// Units whose key the question names.
+    pub units_required: usize,
+    /// Units in the judge-like denominator (required or matched, not meta).
+    pub units_counted: usize,
+    /// Matched units in the judge-like denominator.
+    pub units_counted_matched: usize,
+    /// U over all units, 0–100 (0 when there are no units).
+    pub u_all: f64,
+    /// Judge-like U over the counted units, 0–100 (0 when none count).
+    pub u_required: f64,
+    /// Every unit in ground-truth order.
+    pub ledger: Vec<UnitLedgerEntry>,
+    /// How the answer was read.
+    pub parse: ParseReport,
+}
+
+/// Scores a final answer (object, array, string or scalar) against
+/// `primary_gt`.
+///
+/// ```
+/// use earthverse_answer_units::{score_answer, ScoringContext};
+/// use serde_json::json;
+/// let gt = json!({"peak_c": 35.5, "label": "very_high", "note": "extra"});
+/// let ctx = ScoringContext::new("Return {\"peak_c\": 0, \"label\": \"...\"}");
+/// let score = score_answer(&gt, &json!({"result": {"peak_c": "35.52 °C", "label": "low"}}), &ctx);
+/// assert_eq!((score.units_total, score.units_matched), (3, 1));
+/// assert_eq!(score.units_counted, 2); // "note" is not asked for and did not match
+/// assert_eq!(score.u_required, 50.0);
+/// assert_eq!(score.ledger[0].found_at.as_deref(), Some("$.result.peak_c"));
+/// ```
+pub fn score_answer(gt: &Value, answer: &Value, ctx: &ScoringContext) -> UnitScore {
+    score_parsed(gt, &parse_answer(answer), ctx)
+}
+
+/// Scores a final answer given as text (parsed with [`parse_answer_text`]).
+pub fn score_answer_text(gt: &Value, answer: &str, ctx: &ScoringContext) -> UnitScore {
+    score_parsed(gt, &parse_answer_text(answer), ctx)
+}
+
+/// Scores an already parsed answer.
+pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> UnitScore {
+    let mut scorer = Scorer {
+        nodes: Vec::new(),
+        prose: None,
+        ctx,
+        question_lower: ctx.question.to_lowercase(),
+    };
+    match &parsed.json {
+        Some(json) => {
+            scorer.build(json, None, "$".to_owned(), 0);
+        }
+        None => {
+            let prose = ProseText::new(&parsed.text);
+            if !prose.is_empty() {
+                scorer.prose = Some(prose);
+            }
+        }
+    }
+    let root: Vec<usize> = if scorer.nodes.is_empty() {
+        Vec::new()
+    } else {
+        vec![0]
+    };
+    let mut ledger = Vec::new();
+    let at = GtPos {
+        path: String::new(),
+        raw_key: None,
+        key: None,
+        meta: false,
+        list_element: false,
+        depth: 0,
+    };
+    scorer.walk(gt, &at, &root, &root, &mut ledger);
+    summarize(ledger, parsed.report.clone())
+}
+
+fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
+    let units_total = ledger.len();
+    let units_matched = ledger.iter().filter(|e| e.matched).count();
+    let units_required = ledger.iter().filter(|e| e.required && !e.meta).count();
+    let units_counted = ledger.iter().filter(|e| e.counted).count();
+    let units_counted_matched = ledger.iter().filter(|e| e.counted && e.matched).count();
+    let pct = |m: usize, n: usize| {
+        if n == 0 {
+            0.0
+        } else {
+            100.0 * m as f64 / n as f64
+        }
+    };
+    UnitScore {
+        units_total,
+        units_matched,
+        units_required,
+        units_counted,
+        units_counted_matched,
+        u_all: pct(units_matched, units_total),
+        u_required: pct(units_counted_matched, units_counted),
+        ledger,
+        parse,
+    }
+}
+
+/// Strict@95 (§4.1): the percentage of scores (0–100 scale) at or above 95.
+/// Returns 0 for no scores.
+///
+/// ```
+/// assert_eq!(earthverse_answer_units::strict_at_95([100.0, 95.0, 94.9, 10.0]), 50.0);
+/// ```
+pub fn strict_at_95(scores: impl IntoIterator<Item = f64>) -> f64 {
+    let (mut hit, mut n) = (0usize, 0usize);
+    for s in scores {
+        n += 1;
+        if s >= 95.0 {
+            hit += 1;
+        }
+    }
+    if n == 0 {
+        0.0
+    } else {
+        100.0 * hit as f64 / n as f64
+    }
+}
+
+struct Node<'a> {
+    value: &'a Value,
+    key: Option<String>,
+    path: String,
+    /// One past the last descendant (preorder).
+    end: usize,
+    children: Vec<usize>,
+}
+
+impl Node<'_> {
+    fn is_scalar(&self) -> bool {
+        !matches!(self.value, Value::Object(_) | Value::Array(_))
+    }
+}
+
+#[derive(Clone)]
+struct GtPos<'g> {
+    path: String,
+    raw_key: Option<&'g str>,
+    key: Option<String>,
+    meta: bool,
+    list_element: bool,
+    depth: usize,
+}
+
+struct Scorer<'a> {
+    nodes: Vec<Node<'a>>,
+    prose: Option<ProseText>,
+    ctx: &'a ScoringContext,
+    question_lower: String,
+}
+
+impl<'a> Scorer<'a> {
+    fn build(
+        &mut self,
+        value: &'a Value,
+        key: Option<String>,
+        path: String,
+        depth: usize,
+    ) -> usize {
+        let index = self.nodes.len();
+        self.nodes.push(Node {
+            value,
+            key,
+            path,
+            end: index + 1,
+            children: Vec::new(),
+        });
+        let mut children = Vec::new();
+        if depth < MAX_DEPTH {
+            match value {
+                Value::Object(map) => {
+                    for (k, v) in map {
+                        let child_path = format!("{}.{}", self.nodes[index].path, k);
+                        children.push(self.build(v, Some(normalize_key(k)), child_path, depth + 1));
+                    }
+                }
+                Value::Array(items) => {
+                    for (i, v) in items.iter().enumerate() {
+                        let child_path = format!("{}[{i}]", self.nodes[index].path);
+                        children.push(self.build(v, None, child_path, depth + 1));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let end = self.nodes.len();
+        let node = &mut self.nodes[index];
+        node.end = end;
+        node.children = children;
+        index
+    }
+
+    fn keyed_children(&self, hits: &[usize], key: &str) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &h in hits {
+            let node = &self.nodes[h];
+            for &c in &node.children {
+                if self.nodes[c].key.as_deref() == Some(key) {
+                    push_unique(&mut out, c);
+                }
+                // Children of the objects inside an array hit.
+                if matches!(node.value, Value::Array(_)) {
+                    for &cc in &self.nodes[c].children {
+                        if self.nodes[cc].key.as_deref() == Some(key) {
+                            push_unique(&mut out, cc);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn keyed_descendants(&self, roots: &[usize], key: &str) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &r in roots {
+            for i in r + 1..self.nodes[r].end {
+                if self.nodes[i].key.as_deref() == Some(key) {
+                    out.push(i);
+                }
+            }
+        }
+        sorted_unique(out)
+    }
+
+    fn lookup(&self, key: &str, hits: &[usize], scope: &[usize]) -> Vec<usize> {
+        let found = self.keyed_children(hits, key);
+        if !found.is_empty() {
+            return found;
+        }
+        let found = self.keyed_descendants(hits, key);
+        if !found.is_empty() {
+            return found;
+        }
+        let found = self.keyed_descendants(scope, key);
+        if !found.is_empty() || self.nodes.is_empty() {
+            return found;
+        }
+        self.keyed_descendants(&[0], key)
+    }
+
+    fn scalar_leaves(&self, hits: &[usize]) -> Vec<usize> {
+        let mut out = Vec::new();
+        for &h in hits {
+            for i in h..self.nodes[h].end {
+                if self.nodes[i].is_scalar() {
+                    out.push(i);
+                }
+            }
+        }
+        sorted_unique(out)
+    }
+
+    fn walk(
+        &self,
+        gt: &Value,
+        at: &GtPos<'_>,
+        hits: &[usize],
+        scope: &[usize],
+        out: &mut Vec<UnitLedgerEntry>,
+    ) {
+        if at.depth > MAX_DEPTH {
+            return;
+        }
+        match gt {
+            Value::Object(map) => {
+                let sc = if hits.is_empty() { scope } else { hits };
+                for (k, v) in map {
+                    let nk = normalize_key(k);
+                    let meta = at.meta || META_KEYS.contains(&nk.as_str());
+                    let child_hits = self.lookup(&nk, hits, sc);
+                    let child = GtPos {
+                        path: join_key(&at.path, k),
+                        raw_key: Some(k),
+                        key: Some(nk),
+                        meta,
+                        list_element: false,
+                        depth: at.depth + 1,
+                    };
+                    self.walk(v, &child, &child_hits, sc, out);
+                }
+            }
+            Value::Array(items) => self.walk_array(items, at, hits, scope, out),
+            scalar => {
+                let entry = self.score_scalar(scalar, at, hits);
+                out.push(entry);
+            }
+        }
+    }
+
+    fn walk_array(
+        &self,
+        items: &[Value],
+        at: &GtPos<'_>,
+        hits: &[usize],
+        scope: &[usize],
+        out: &mut Vec<UnitLedgerEntry>,
+    ) {
+        let sc = if hits.is_empty() { scope } else { hits };
+        // Candidate answer rows for object elements.
+        let mut rows = Vec::new();
+        for &h in hits {
+            let node = &self.nodes[h];
+            match node.value {
+                Value::Array(_) => {
+                    for &c in &node.children {
+                        if matches!(self.nodes[c].value, Value::Object(_)) {
+                            push_unique(&mut rows, c);
+                        }
+                    }
+                }
+                Value::Object(_) => {
+                    let before = rows.len();
+                    for &c in &node.children {
+                        if matches!(self.nodes[c].value, Value::Object(_)) {
+                            push_unique(&mut rows, c);
+                        }
+                    }
+                    if rows.len() == before {
+                        push_unique(&mut rows, h);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut used_rows = vec![false; rows.len()];
+        let leaves = self.scalar_leaves(hits);
+        let mut used_leaves = vec![false; leaves.len()];
+        for (i, item) in items.iter().enumerate() {
+            let mut element = at.clone();
+            element.path = format!("{}[{i}]", at.path);
+            element.depth = at.depth + 1;
+            match item {
+                Value::Object(_) => {
+                    let mut best: Option<(usize, usize, Vec<UnitLedgerEntry>)> = None;
+                    for (j, &row) in rows.iter().enumerate() {
+                        if used_rows[j] {
+                            continue;
+                        }
+                        let mut trial = Vec::new();
+                        self.walk(item, &element, &[row], sc, &mut trial);
+                        let matched = trial.iter().filter(|e| e.matched).count();
+                        let better = match &best {
+                            None => matched > 0,
+                            Some((_, m, _)) => matched > *m || (matched == *m && j == i),
+                        };
+                        if better {
+                            best = Some((j, matched, trial));
+                        }
+                    }
+                    match best {
+                        Some((j, _, trial)) => {
+                            used_rows[j] = true;
+                            out.extend(trial);
+                        }
+                        None => self.walk(item, &element, &[], sc, out),
+                    }
+                }
+                Value::Array(_) => self.walk(item, &element, hits, scope, out),
+                scalar => {
+                    element.list_element = true;
+                    let expected = self.expected(scalar, &element);
+                    let mode = Mode { aligned: true };
+                    let mut entry = None;
+                    for (j, &leaf) in leaves.iter().enumerate() {
+                        if used_leaves[j] {
+                            continue;
+                        }
+                        if let Some(why) = match_scalar(&expected, self.nodes[leaf].value, mode) {
+                            used_leaves[j] = true;
+                            entry = Some(self.entry(scalar, &element, Some(leaf), true, why));
+                            break;
+                        }
+                    }
+                    let entry = match entry {
+                        Some(e) => e,
+                        None if hits.is_empty() => self.fallback(scalar, &element),
+                        None => {
+                            let shown = leaves.first().copied();
+                            self.entry(
+                                scalar,
+                                &element,
+                                shown,
+                                false,
+                                "no matching element under the aligned key".to_owned(),
+                            )
+                        }
+                    };
+                    out.push(entry);
+                }
+            }
+        }
+    }
+
+    fn expected<'g>(&self, value: &'g Value, at: &GtPos<'_>) -> Expected<'g> {
+        let kind = UnitKind::of(value).unwrap_or(UnitKind::Label);
+        let (abs_tolerance, half_unit) = match value {
+            Value::Number(n) => {
+                let half = number_parts(n).map_or(0.0, |(_, d)| 0.5 * 10f64.powi(-(d as i32)));
+                let task = at
+                    .key
+                    .as_deref()
+                    .and_then(|k| self.ctx.tolerance_for(k))
+                    .unwrap_or(0.0);
+                (half.max(task), half)
+            }
+            _ => (0.0, 0.0),
+        };
+        Expected {
+            value,
+            kind,
+            abs_tolerance,
+            half_unit,
+        }
+    }
+
+    fn score_scalar(&self, value: &Value, at: &GtPos<'_>, hits: &[usize]) -> UnitLedgerEntry {
+        if hits.is_empty() {
+            return self.fallback(value, at);
+        }
+        let expected = self.expected(value, at);
+        let leaves = self.scalar_leaves(hits);
+        let mode = Mode { aligned: true };
+        for &leaf in &leaves {
+            if let Some(why) = match_scalar(&expected, self.nodes[leaf].value, mode) {
+                return self.entry(value, at, Some(leaf), true, why);
+            }
+        }
+        let why = if leaves.is_empty() {
+            "aligned key holds no scalar value".to_owned()
+        } else {
+            "aligned value differs".to_owned()
+        };
+        self.entry(value, at, leaves.first().copied(), false, why)
+    }
+
+    fn fallback(&self, value: &Value, at: &GtPos<'_>) -> UnitLedgerEntry {
+        let expected = self.expected(value, at);
+        if let Some(prose) = &self.prose {
+            return match prose.find(&expected) {
+                Some(why) => self.entry(value, at, None, true, why),
+                None => self.entry(
+                    value,
+                    at,
+                    None,
+                    false,
+                    "not found in prose answer".to_owned(),
+                ),
+            };
+        }
+        if self.nodes.is_empty() {
+            return self.entry(value, at, None, false, "empty answer".to_owned());
+        }
+        if !is_distinctive(value) {
+            return self.entry(
+                value,
+                at,
+                None,
+                false,
+                "key not in answer (value not distinctive enough to search)".to_owned(),
+            );
+        }
+        let mode = Mode { aligned: false };
+        for (i, node) in self.nodes.iter().enumerate() {
+            if !node.is_scalar() {
+                continue;
+            }
+            if let Some(why) = match_scalar(&expected, node.value, mode) {
+                return self.entry(
+                    value,
+                    at,
+                    Some(i),
+                    true,
+                    format!("value found elsewhere in answer: {why}"),
+                );
+            }
+        }
+        self.entry(
+            value,
+            at,
+            None,
+            false,
+            "key not in answer and value not found elsewhere".to_owned(),
+        )
+    }
+
+    fn entry(
+        &self,
+        value: &Value,
+        at: &GtPos<'_>,
+        found: Option<usize>,
+        matched: bool,
+        why: String,
+    ) -> UnitLedgerEntry {
+        let required = is_required(at.raw_key, at.key.as_deref(), &self.question_lower);
+        let expected = self.expected(value, at);
+        let tolerance = matches!(value, Value::Number(_)).then_some(expected.abs_tolerance);
+        UnitLedgerEntry {
+            path: at.path.clone(),
+            key: at.key.clone(),
+            kind: expected.kind,
+            list_element: at.list_element,
+            expected: value.clone(),
+            tolerance,
+            required,
+            meta: at.meta,
+            found: found.map(|i| self.nodes[i].value.clone()),
+            found_at: found.map(|i| self.nodes[i].path.clone()),
+            matched,
+            counted: !at.meta && (required || matched),
+            why,
+        }
+    }
+}
+
+fn sorted_unique(mut out: Vec<usize>) -> Vec<usize> {
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn push_unique(out: &mut Vec<usize>, i: usize) {
+    if !out.contains(&i) {
+        out.push(i);
+    }
+}
