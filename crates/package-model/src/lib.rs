@@ -2,9 +2,72 @@
 //!
 //! The data model of the EarthVerse benchmark (paper §3.3, Appendix C.7, E):
 //! tasks, ground truth, rubrics, events, file inventories, recorded runs,
-//! loaders for the public release and the authoring layout, release
-//! validation, content sniffing, text extraction and **safe evidence access**
-//! (the only way any other crate turns a model-supplied path into a file).
+//! loaders for the public release and the authoring layout, content
+//! sniffing, text extraction and **safe evidence access** (the only way any
+//! other crate turns a model-supplied path into a file).
 //!
 //! Depends on no other earthverse crate.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use earthverse_package_model::{evidence, sniff, text, Release};
+//!
+//! // A one-task release in the public layout.
+//! let root = tempfile::tempdir()?;
+//! std::fs::create_dir_all(root.path().join("tasks"))?;
+//! std::fs::write(
+//!     root.path().join("tasks/CSX-900_Q1.json"),
+//!     r#"{"task_id": "CSX-900_Q1", "event_id": "CSX-900", "hazard_family": "tropical_cyclone",
+//!         "question": "What was the peak gust?", "schema_note": "kept",
+//!         "ground_truth": {"schema_version": "1.0", "primary_gt": {"peak_gust_ms": 61.0},
+//!           "numeric_tolerances": {"peak_gust_ms": {"tolerance": 0.5, "value": 61.0}},
+//!           "rubric": {"criteria": [{"name": "gust", "description": "d", "points": 20}], "total_points": 20}}}"#,
+//! )?;
+//! let package = root.path().join("packages/event_packages/standard_event_packages/packages/CSX-900");
+//! std::fs::create_dir_all(package.join("data"))?;
+//! std::fs::write(package.join("data/report.bin"), br#"{"gust_ms": 61.0}"#)?;
+//!
+//! let release = Release::load(root.path())?;
+//! assert!(release.load_errors().is_empty());
+//! let task = release.task("CSX-900_Q1").ok_or("task missing")?;
+//! assert_eq!(task.extra["schema_note"], "kept"); // unknown fields survive
+//! assert_eq!(task.ground_truth.tolerances()["peak_gust_ms"].accepts(61.3, None), Some(true));
+//!
+//! // Evidence access: release-relative paths resolve, hidden artifacts never do.
+//! let file = evidence::resolve(
+//!     &release.package_dir("CSX-900"),
+//!     "event_packages/standard_event_packages/packages/CSX-900/data/report.bin",
+//! )?;
+//! assert_eq!(file.package_relative, "data/report.bin");
+//! assert!(evidence::resolve(&release.package_dir("CSX-900"), "data/../../x").is_err());
+//! assert!(evidence::resolve(&release.package_dir("CSX-900"), "data/Computed_GT.json").is_err());
+//!
+//! // The `.bin` is JSON, judged from its content.
+//! let (kind, body) = text::read_text_file(&file.absolute)?;
+//! assert_eq!(kind, sniff::FileKind::Json);
+//! assert!(body.contains("gust_ms"));
+//! # Ok(()) }
+//! ```
 #![deny(missing_docs)]
+
+pub mod authoring;
+mod error;
+pub mod evidence;
+pub mod labels;
+pub mod release;
+pub mod run;
+pub mod sniff;
+pub mod task;
+pub mod text;
+
+pub use authoring::{export_authoring, load_authoring, DataMode, ExportFilter, ExportSummary};
+pub use error::{PackageError, Result};
+pub use evidence::{resolve, AccessError, ResolvedPath};
+pub use labels::{CapabilityDimension, DifficultyLevel, EvaluationMode, HazardFamily};
+pub use release::{
+    load_recorded_runs, load_recorded_runs_with_errors, LoadError, RecordedRunEntry, Release,
+};
+pub use run::{RecordedRun, RecordedToolCall, RunDiagnostics, RunScores};
+pub use sniff::{sniff_bytes, sniff_file, FileKind};
+pub use task::{Criterion, Event, FileRecord, GroundTruth, Rubric, Task, Tolerance, ToleranceRule};
+pub use text::{extract_text, read_text_file};

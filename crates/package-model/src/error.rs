@@ -1,0 +1,64 @@
+//! The crate's error type.
+
+use std::path::PathBuf;
+
+/// Errors of `earthverse-package-model`, each naming the file (and, where it
+/// applies, the field) it is about.
+#[non_exhaustive]
+#[derive(Debug, thiserror::Error)]
+pub enum PackageError {
+    /// Reading or writing a file or directory failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A JSON file is not valid JSON or does not fit the expected record.
+    #[error("{path}: field `{field}`: {message}")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// The JSON path of the offending field (`.` when the document itself is bad).
+        field: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A directory that the layout requires is missing.
+    #[error("{path}: not a release root: {message}")]
+    Layout {
+        /// The directory that was expected.
+        path: PathBuf,
+        /// What is missing.
+        message: String,
+    },
+    /// An event id is unknown to the release.
+    #[error("unknown event `{event_id}`")]
+    UnknownEvent {
+        /// The event id asked for.
+        event_id: String,
+    },
+    /// Writing a CSV file failed.
+    #[error("{path}: {message}")]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+impl PackageError {
+    /// Builds an [`PackageError::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        PackageError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The crate's result type.
+pub type Result<T, E = PackageError> = std::result::Result<T, E>;

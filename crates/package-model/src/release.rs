@@ -1,0 +1,324 @@
+//! Loading a release: tasks, event packages and recorded runs.
+//!
+//! The public release layout (the dev slice uses it):
+//!
+//! ```text
+//! <root>/tasks/<task_id>.json
+//! <root>/packages/event_packages/standard_event_packages/packages/<event_id>/data/...
+//! <root>/exploration/trajectories/<system>/<task_id>.json
+//! ```
+//!
+//! A bad task or run file never stops the rest from loading: it is recorded
+//! as a [`LoadError`] naming the file and the JSON field.
+
+use crate::error::{PackageError, Result};
+use crate::run::RecordedRun;
+use crate::task::Task;
+use serde::de::DeserializeOwned;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where event packages live below a release root.
+pub const RELEASE_PACKAGES_DIR: &str = "packages/event_packages/standard_event_packages/packages";
+/// The release-relative prefix of a package path as tools and models write it.
+pub const PACKAGE_PATH_PREFIX: &str = "event_packages/standard_event_packages/packages";
+
+/// A file that could not be loaded, with the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LoadError {
+    /// The file.
+    pub path: PathBuf,
+    /// JSON path of the offending field (`.` for the whole document).
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: field `{}`: {}",
+            self.path.display(),
+            self.field,
+            self.message
+        )
+    }
+}
+
+impl From<LoadError> for PackageError {
+    fn from(e: LoadError) -> Self {
+        PackageError::Json {
+            path: e.path,
+            field: e.field,
+            message: e.message,
+        }
+    }
+}
+
+/// Reads and parses one JSON record, naming the field on failure.
+pub fn read_json_record<T: DeserializeOwned>(path: &Path) -> std::result::Result<T, LoadError> {
+    let bytes = std::fs::read(path).map_err(|e| LoadError {
+        path: path.to_path_buf(),
+        field: ".".into(),
+        message: e.to_string(),
+    })?;
+    parse_json_record(path, &bytes)
+}
+
+/// Parses one JSON record from bytes, naming the field on failure.
+pub fn parse_json_record<T: DeserializeOwned>(
+    path: &Path,
+    bytes: &[u8],
+) -> std::result::Result<T, LoadError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut track = serde_path_to_error::Track::new();
+    let tracked = serde_path_to_error::Deserializer::new(&mut deserializer, &mut track);
+    match T::deserialize(tracked).and_then(|v| deserializer.end().map(|()| v)) {
+        Ok(value) => Ok(value),
+        Err(error) => {
+            let field = track.path().to_string();
+            Err(LoadError {
+                path: path.to_path_buf(),
+                field: if field.is_empty() { ".".into() } else { field },
+                message: error.to_string(),
+            })
+        }
+    }
+}
+
+/// A loaded release: its tasks, the event packages beside them, and the
+/// files that failed to load.
+#[derive(Debug, Clone)]
+pub struct Release {
+    root: PathBuf,
+    packages_root: PathBuf,
+    tasks: Vec<Task>,
+    event_ids: Vec<String>,
+    load_errors: Vec<LoadError>,
+}
+
+impl Release {
+    /// Loads a release from `root` (a directory holding `tasks/`). Task
+    /// files that fail to parse are recorded in [`Release::load_errors`];
+    /// only a missing or unreadable `tasks/` directory is an error.
+    ///
+    /// A root in the authoring layout (see [`crate::authoring`]) is
+    /// recognised and loaded with [`crate::authoring::load_authoring`].
+    pub fn load(root: &Path) -> Result<Release> {
+        if crate::authoring::is_authoring_layout(root) {
+            return crate::authoring::load_authoring(root);
+        }
+        let tasks_dir = root.join("tasks");
+        if !tasks_dir.is_dir() {
+            return Err(PackageError::Layout {
+                path: tasks_dir,
+                message: "missing tasks/ directory".into(),
+            });
+        }
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&tasks_dir).map_err(|e| PackageError::io(&tasks_dir, e))? {
+            let entry = entry.map_err(|e| PackageError::io(&tasks_dir, e))?;
+            let path = entry.path();
+            if path.extension().is_some_and(|x| x == "json") && path.is_file() {
+                files.push(path);
+            }
+        }
+        files.sort();
+        let mut tasks = Vec::with_capacity(files.len());
+        let mut load_errors = Vec::new();
+        for path in files {
+            match read_json_record::<Task>(&path) {
+                Ok(task) => tasks.push(task),
+                Err(e) => {
+                    tracing::warn!(error = %e, "task file not loaded");
+                    load_errors.push(e);
+                }
+            }
+        }
+        Ok(Release::from_parts(
+            root.to_path_buf(),
+            root.join(RELEASE_PACKAGES_DIR),
+            tasks,
+            load_errors,
+        ))
+    }
+
+    /// Builds a release from already-loaded parts. Event ids are those of
+    /// the tasks plus every package directory present under `packages_root`.
+    pub fn from_parts(
+        root: PathBuf,
+        packages_root: PathBuf,
+        mut tasks: Vec<Task>,
+        load_errors: Vec<LoadError>,
+    ) -> Release {
+        tasks.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+        let mut events: BTreeSet<String> = tasks.iter().map(|t| t.event_id.clone()).collect();
+        if let Ok(entries) = std::fs::read_dir(&packages_root) {
+            for entry in entries.flatten() {
+                if entry.path().is_dir() {
+                    if let Some(name) = entry.file_name().to_str() {
+                        events.insert(name.to_string());
+                    }
+                }
+            }
+        }
+        Release {
+            root,
+            packages_root,
+            tasks,
+            event_ids: events.into_iter().collect(),
+            load_errors,
+        }
+    }
+
+    /// The release root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The directory holding one folder per event package.
+    pub fn packages_root(&self) -> &Path {
+        &self.packages_root
+    }
+
+    /// All tasks that loaded, sorted by task id.
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    /// The task with this id.
+    pub fn task(&self, task_id: &str) -> Option<&Task> {
+        self.tasks
+            .binary_search_by(|t| t.task_id.as_str().cmp(task_id))
+            .ok()
+            .map(|i| &self.tasks[i])
+    }
+
+    /// The tasks of one event.
+    pub fn tasks_for_event<'a>(&'a self, event_id: &'a str) -> impl Iterator<Item = &'a Task> + 'a {
+        self.tasks.iter().filter(move |t| t.event_id == event_id)
+    }
+
+    /// Event ids (from tasks and package folders), sorted.
+    pub fn event_ids(&self) -> &[String] {
+        &self.event_ids
+    }
+
+    /// The package directory of an event (it may not exist).
+    pub fn package_dir(&self, event_id: &str) -> PathBuf {
+        self.packages_root.join(event_id)
+    }
+
+    /// Files that failed to load.
+    pub fn load_errors(&self) -> &[LoadError] {
+        &self.load_errors
+    }
+
+    /// The `exploration/trajectories` directory of the release.
+    pub fn trajectories_dir(&self) -> PathBuf {
+        self.root.join("exploration").join("trajectories")
+    }
+
+    /// All recorded runs under `exploration/trajectories`; bad files are
+    /// logged and skipped (see [`Release::recorded_runs_with_errors`]).
+    /// No trajectories directory means no runs.
+    pub fn recorded_runs(&self) -> Result<Vec<RecordedRunEntry>> {
+        Ok(self.recorded_runs_with_errors()?.0)
+    }
+
+    /// All recorded runs, and the files that failed to load.
+    pub fn recorded_runs_with_errors(&self) -> Result<(Vec<RecordedRunEntry>, Vec<LoadError>)> {
+        let dir = self.trajectories_dir();
+        if !dir.is_dir() {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        load_recorded_runs_with_errors(&dir)
+    }
+}
+
+/// One recorded run and where it came from.
+#[derive(Debug, Clone)]
+pub struct RecordedRunEntry {
+    /// The system id (the folder name).
+    pub system_id: String,
+    /// The task id (from the record).
+    pub task_id: String,
+    /// The file.
+    pub path: PathBuf,
+    /// The parsed run.
+    pub run: RecordedRun,
+}
+
+/// Loads recorded runs from a `trajectories` directory
+/// (`<dir>/<system>/<task>.json`), one system's directory
+/// (`<dir>/<task>.json`), or an `exploration` directory holding
+/// `trajectories/`. Bad files are logged and skipped; use
+/// [`load_recorded_runs_with_errors`] to get them.
+pub fn load_recorded_runs(dir: &Path) -> Result<Vec<RecordedRunEntry>> {
+    Ok(load_recorded_runs_with_errors(dir)?.0)
+}
+
+/// Like [`load_recorded_runs`], returning the files that failed too.
+/// Entries are sorted by system, then task id.
+pub fn load_recorded_runs_with_errors(
+    dir: &Path,
+) -> Result<(Vec<RecordedRunEntry>, Vec<LoadError>)> {
+    let nested = dir.join("trajectories");
+    let dir = if nested.is_dir() {
+        nested
+    } else {
+        dir.to_path_buf()
+    };
+    let mut system_dirs = Vec::new();
+    let mut direct_files = false;
+    for entry in std::fs::read_dir(&dir).map_err(|e| PackageError::io(&dir, e))? {
+        let entry = entry.map_err(|e| PackageError::io(&dir, e))?;
+        let path = entry.path();
+        if path.is_dir() {
+            system_dirs.push(path);
+        } else if path.extension().is_some_and(|x| x == "json") {
+            direct_files = true;
+        }
+    }
+    if direct_files {
+        system_dirs = vec![dir.clone()];
+    }
+    system_dirs.sort();
+    let mut runs = Vec::new();
+    let mut errors = Vec::new();
+    for system_dir in system_dirs {
+        let system_id = system_dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(&system_dir).map_err(|e| PackageError::io(&system_dir, e))? {
+            let entry = entry.map_err(|e| PackageError::io(&system_dir, e))?;
+            let path = entry.path();
+            if path.is_file() && path.extension().is_some_and(|x| x == "json") {
+                files.push(path);
+            }
+        }
+        files.sort();
+        for path in files {
+            match read_json_record::<RecordedRun>(&path) {
+                Ok(run) => runs.push(RecordedRunEntry {
+                    system_id: system_id.clone(),
+                    task_id: run.task_id.clone(),
+                    path,
+                    run,
+                }),
+                Err(e) => {
+                    tracing::warn!(error = %e, "recorded run not loaded");
+                    errors.push(e);
+                }
+            }
+        }
+    }
+    runs.sort_by(|a, b| {
+        (a.system_id.as_str(), a.task_id.as_str()).cmp(&(b.system_id.as_str(), b.task_id.as_str()))
+    });
+    Ok((runs, errors))
+}

@@ -1,0 +1,194 @@
+//! Recorded runs: the trajectory format of
+//! `exploration/trajectories/<system>/<task>.json` (every tool call with its
+//! arguments and output, the final answer, evidence, and the published judge
+//! scores and diagnostics).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One recorded run of one system on one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedRun {
+    /// The task, e.g. `CSX-001_Q1`.
+    pub task_id: String,
+    /// The system (model) id, e.g. `claude-haiku-4-5`.
+    pub model_id: String,
+    /// Display name of the system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+    /// The published judge scores.
+    #[serde(default)]
+    pub scores: RunScores,
+    /// Run diagnostics.
+    #[serde(default)]
+    pub diagnostics: RunDiagnostics,
+    /// Every tool call, in order.
+    #[serde(default)]
+    pub tool_calls: Vec<RecordedToolCall>,
+    /// Evidence list `[{claim, source_file, support_type}]`.
+    #[serde(default)]
+    pub evidence: Vec<Value>,
+    /// Reasoning summary lines.
+    #[serde(default)]
+    pub reasoning_summary: Vec<Value>,
+    /// Unsupported or unresolved items.
+    #[serde(default)]
+    pub unsupported_or_unresolved: Vec<Value>,
+    /// The final answer: an object, or a string when the system did not
+    /// produce parseable JSON.
+    #[serde(default)]
+    pub final_answer: Value,
+    /// The judge's rationale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_rationale: Option<Value>,
+    /// Fields this type does not model, kept verbatim.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl RecordedRun {
+    /// The package-relative or release-relative source files cited in
+    /// `evidence[].source_file`.
+    pub fn evidence_files(&self) -> Vec<&str> {
+        self.evidence
+            .iter()
+            .filter_map(|e| e.get("source_file").and_then(Value::as_str))
+            .collect()
+    }
+}
+
+/// Published scores of a recorded run (paper §4.1): `answer` and `rubric`
+/// on 0–100, unit accuracy, answer units correct/total, rubric points.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunScores {
+    /// Overall score.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overall: Option<f64>,
+    /// Answer score (0–100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<f64>,
+    /// Rubric score (0–100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric: Option<f64>,
+    /// Unit accuracy (0–100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_accuracy: Option<f64>,
+    /// Answer units judged correct.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_units_correct: Option<u64>,
+    /// Answer units in the ground truth.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_units_total: Option<u64>,
+    /// Rubric points earned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric_points_earned: Option<f64>,
+    /// Rubric points available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rubric_points_total: Option<f64>,
+    /// Verdict, e.g. `correct`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// Fields this type does not model, kept verbatim.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// Diagnostics of a recorded run. Fields whose type varies on the release
+/// (`termination_reason` may be null, `total_tokens` may be a string) are
+/// kept as JSON with typed accessors.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunDiagnostics {
+    /// `ok`, or the failure status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_status: Option<String>,
+    /// Wall-clock latency in seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_s: Option<f64>,
+    /// Tool calls made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_calls: Option<u64>,
+    /// Model rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_rounds: Option<u64>,
+    /// File reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_reads: Option<u64>,
+    /// Distinct evidence files touched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unique_evidence_files: Option<u64>,
+    /// Python calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_calls: Option<u64>,
+    /// Tool errors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_errors: Option<u64>,
+    /// Prompt tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    /// Fields this type does not model or whose type varies
+    /// (`termination_reason`, `total_tokens`), kept verbatim.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl RunDiagnostics {
+    /// Why the run ended, when recorded.
+    pub fn termination_reason(&self) -> Option<&str> {
+        self.extra.get("termination_reason").and_then(Value::as_str)
+    }
+
+    /// Total tokens, accepting a number or a numeric string.
+    pub fn total_tokens(&self) -> Option<u64> {
+        match self.extra.get("total_tokens")? {
+            Value::Number(n) => n.as_u64(),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+}
+
+/// One recorded tool call, with the original harness's tool names
+/// (`list_package_files`, `read_text_file`, `search_package_files`,
+/// `summarize_table_or_json`, `python_exec`, `inspect_image`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RecordedToolCall {
+    /// 1-based step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u64>,
+    /// Tool name.
+    pub tool: String,
+    /// Whether the call succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ok: Option<bool>,
+    /// The model's stated reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Arguments as given.
+    #[serde(default)]
+    pub args: Value,
+    /// Output `{text, truncated, original_chars}`.
+    #[serde(default)]
+    pub output: Value,
+    /// Fields this type does not model (`code`, `stdout`, `stderr`,
+    /// `returncode`, `warnings`, `evidence_files`), kept verbatim.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl RecordedToolCall {
+    /// The output text (`output.text`), when present.
+    pub fn output_text(&self) -> Option<&str> {
+        self.output.get("text").and_then(Value::as_str)
+    }
+
+    /// A field of `extra` holding `{text, ...}` (e.g. `stdout`), as text.
+    pub fn stream_text(&self, field: &str) -> Option<&str> {
+        self.extra
+            .get(field)
+            .and_then(|v| v.get("text"))
+            .and_then(Value::as_str)
+    }
+}
