@@ -6,6 +6,7 @@
 //!
 //! - [`OpenAiCompatible`]: OpenAI-compatible `/chat/completions` (OpenAI,
 //!   vLLM, llama.cpp, Ollama), JSON-in-message protocol or native tools;
+//! - [`AnthropicMessages`]: Anthropic Messages with native tool use;
 //! - [`ScriptedModel`]: a fixed sequence of responses, for tests and examples.
 //!
 //! Wire providers retry as the reference harness does ([`RetryPolicy`]: 2
@@ -27,6 +28,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod anthropic;
 pub mod chat;
 mod error;
 mod http;
@@ -34,6 +36,7 @@ pub mod openai;
 pub mod retry;
 pub mod scripted;
 
+pub use anthropic::{AnthropicConfig, AnthropicMessages};
 pub use chat::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, Message, RetryAttempt, Role, Sampling,
     TokenUsage, ToolCall, ToolDefinition,
