@@ -7,7 +7,11 @@
 //! - [`OpenAiCompatible`]: OpenAI-compatible `/chat/completions` (OpenAI,
 //!   vLLM, llama.cpp, Ollama), JSON-in-message protocol or native tools;
 //! - [`AnthropicMessages`]: Anthropic Messages with native tool use;
+//! - [`ReplayModel`]: replays a recorded run (`exploration/trajectories`);
+//! - [`BaselineModel`]: a deterministic research policy, no model;
 //! - [`ScriptedModel`]: a fixed sequence of responses, for tests and examples.
+//!
+//! [`Pricing`] turns [`TokenUsage`] into USD.
 //!
 //! Wire providers retry as the reference harness does ([`RetryPolicy`]: 2
 //! retries, back-off 1 s then 2 s capped at 60 s, `Retry-After` on 429/503,
@@ -29,19 +33,25 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
+pub mod baseline;
 pub mod chat;
 mod error;
 mod http;
 pub mod openai;
+pub mod pricing;
+pub mod replay;
 pub mod retry;
 pub mod scripted;
 
 pub use anthropic::{AnthropicConfig, AnthropicMessages};
+pub use baseline::BaselineModel;
 pub use chat::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, Message, RetryAttempt, Role, Sampling,
     TokenUsage, ToolCall, ToolDefinition,
 };
 pub use error::{ProviderError, Result};
 pub use openai::{OpenAiCompatible, OpenAiConfig};
+pub use pricing::{ModelPrice, Pricing};
+pub use replay::ReplayModel;
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptStep, ScriptedModel};
