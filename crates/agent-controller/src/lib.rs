@@ -1,6 +1,93 @@
 //! # earthverse-agent-controller
 //!
-//! The multi-round solver loop of paper Appendix E and C.2 (48 turns, 1,800 s,
-//! 12,000-character observations, context compaction, repair, review), run
-//! records in the public trajectory schema, and the resumable batch runner.
+//! The multi-round solver loop of paper Appendix E and C.2, run records in
+//! the public trajectory schema, and the resumable batch runner.
+//!
+//! - [`Controller`] runs one task: the App. E SOLVER system and task
+//!   messages, the tool-action and final-answer JSON contracts (common
+//!   variants normalised, see [`protocol`]), observations as user messages
+//!   holding the tool envelope as JSON capped at 12,000 characters, 2 format
+//!   repairs, forced finalisation when 48 turns or 1,680 s of research run
+//!   out, the fallback answer and `_fallback` termination reasons, context
+//!   compaction ([`context`]), the optional App. E REVIEW phase and the
+//!   App. A.4 required-tool policy. Every limit is a field of
+//!   [`ControllerSettings`] with the paper's value as default.
+//! - [`RunRecord`] holds `trajectory.json` ([`Trajectory`], the schema of
+//!   the public recorded runs) and the reference runner's `answer.md`,
+//!   `tool_trace.md`, `run_notes.md` and `raw_conversation.json`.
+//! - [`batch`] runs many tasks with bounded concurrency, resume, per-task
+//!   locks, deterministic sharding and atomic writes.
+//!
+//! The model side is `earthverse_model_provider::ChatModel`; the tool side is
+//! the narrow [`ToolBox`] trait, implemented by the tool registry.
+//!
+//! ```
+//! use earthverse_agent_controller::{Controller, ControllerSettings, TaskInput, ToolBox,
+//!     ToolCallOutcome};
+//! use earthverse_model_provider::{ChatModel, ChatRequest, ChatResponse, FinishReason,
+//!     ToolDefinition, TokenUsage};
+//! use earthverse_tool_registry::{ToolContext, ToolOutput};
+//! use serde_json::{json, Value};
+//! use std::sync::{Arc, Mutex};
+//!
+//! /// A model that replies from a script.
+//! struct Script(Mutex<Vec<&'static str>>);
+//! #[async_trait::async_trait]
+//! impl ChatModel for Script {
+//!     fn model_id(&self) -> &str { "script" }
+//!     async fn chat(&self, _r: ChatRequest) -> earthverse_model_provider::Result<ChatResponse> {
+//!         let text = self.0.lock().unwrap().remove(0).to_string();
+//!         Ok(ChatResponse { text, tool_calls: vec![], finish_reason: FinishReason::Stop,
+//!             usage: TokenUsage::default(), latency: Default::default(), raw: None, retries: vec![] })
+//!     }
+//! }
+//! /// One tool that counts the characters of its `text` argument.
+//! struct Count;
+//! #[async_trait::async_trait]
+//! impl ToolBox for Count {
+//!     fn definitions(&self) -> Vec<ToolDefinition> {
+//!         vec![ToolDefinition { name: "count".into(), description: "count characters".into(),
+//!             parameters: json!({"type": "object"}) }]
+//!     }
+//!     async fn call(&self, _ctx: &ToolContext, _tool: &str, args: Value) -> ToolCallOutcome {
+//!         let n = args["text"].as_str().unwrap_or("").chars().count();
+//!         ToolCallOutcome::new(args, ToolOutput::ok(json!({ "chars": n }), vec![]))
+//!     }
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! let model = Arc::new(Script(Mutex::new(vec![
+//!     r#"{"action":"tool_call","tool":"count","args":{"text":"flood"},"reason":"measure"}"#,
+//!     r#"{"action":"final_answer","final_answer":{"chars":5},"confidence":0.9}"#,
+//! ])));
+//! let controller = Controller::new(model, Arc::new(Count), ControllerSettings::default());
+//! let task = TaskInput { task_id: "T_Q1".into(), event_id: "T".into(),
+//!     question: "How long is the word flood?".into(), package_root: ".".into(),
+//!     question_path: None, scratch_dir: std::env::temp_dir() };
+//! let record = controller.run_task(&task).await;
+//! let d = &record.trajectory.diagnostics;
+//! assert_eq!((d.run_status.as_str(), d.termination_reason.as_deref()), ("ok", Some("model_final")));
+//! assert_eq!(record.trajectory.tool_calls[0].output.text, "{\n  \"chars\": 5\n}");
+//! assert_eq!(record.trajectory.final_answer, json!({"chars": 5}));
+//! # });
+//! ```
 #![deny(missing_docs)]
+
+pub mod batch;
+pub mod context;
+mod controller;
+mod error;
+pub mod prompts;
+pub mod protocol;
+pub mod record;
+pub mod settings;
+pub mod text;
+mod toolbox;
+
+pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
+pub use error::{ControllerError, Result};
+pub use record::{Diagnostics, RunRecord, ToolCallRecord, Trajectory};
+pub use settings::{
+    Budgets, ContextPolicy, ControllerSettings, Price, Protocol, RequiredToolPolicy, ReviewSettings,
+};
+pub use toolbox::{render_catalogue, ToolBox, ToolCallOutcome};

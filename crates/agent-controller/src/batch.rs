@@ -1,0 +1,643 @@
+//! The batch runner: many tasks, one system, bounded concurrency, safe to
+//! kill and restart, safe to split across machines.
+//!
+//! # Layout
+//! ```text
+//! <out>/<system>/<task_id>/trajectory.json      public-schema record (written last)
+//! <out>/<system>/<task_id>/answer.md, tool_trace.md, run_notes.md, raw_conversation.json
+//! <out>/<system>/<task_id>/python_snippets/      code of every python_exec call
+//! <out>/<system>/<task_id>/scratch/               the run's Python scratch directory
+//! <out>/<system>/<task_id>.lock                   present while a process runs the task
+//! ```
+//!
+//! # Guarantees
+//! - **Resume.** A task whose `trajectory.json` says `run_status: ok` is
+//!   skipped. Tasks with an `error` record, or with no `trajectory.json`,
+//!   run again. Every file is written atomically (temporary file, `fsync`,
+//!   `rename`) and `trajectory.json` last, so a `kill -9` loses at most the
+//!   tasks in flight, and a finished task is never run twice.
+//! - **Locks.** Before running a task, a process creates
+//!   `<task_id>.lock` with `O_CREAT|O_EXCL` (`create_new`) and writes its
+//!   pid, host name and start time into it; the lock is removed when the
+//!   task's record is written. Another process that finds the lock skips the
+//!   task (reported as `locked`). A lock is **stale** when its host is this
+//!   host and its pid no longer exists (`/proc/<pid>`), or when it is older
+//!   than `stale_lock_after` (default 2 h, above the 1,800 s task budget;
+//!   the only rule for locks written by other hosts), or when it is empty or
+//!   unreadable and older than 10 s (a process killed between creating and
+//!   writing it). A stale lock is taken over by renaming it away (atomic:
+//!   one process wins), checking that the renamed file is the one judged
+//!   stale, and creating a fresh lock. A reused pid keeps a dead lock alive
+//!   until `stale_lock_after`.
+//! - **Failures.** A run that fails, a model that cannot be built and a
+//!   panicking run all end in an `error` record (`run_status: error`),
+//!   which scores zero and stays in the denominator.
+//!
+//! # Sharding
+//! `--shard K/N` (0 <= K < N) keeps the tasks whose FNV-1a 64-bit hash of
+//! the task id is K modulo N. The split depends only on the task id, so N
+//! machines can run the same release with the same command, write to
+//! their own (or a shared) output directory, and the union of their
+//! `<out>/<system>/` directories is the full run: merging is copying
+//! directories, with no coordination.
+//!
+//! A Slurm array of 8 shards:
+//! ```text
+//! #!/bin/bash
+//! #SBATCH --array=0-7 --cpus-per-task=2 --time=24:00:00
+//! earthverse run release/ --agent openai:gpt-4o --concurrency 4 \
+//!     --shard ${SLURM_ARRAY_TASK_ID}/8 --out runs/
+//! ```
+//! A Kubernetes indexed Job of 8 completions (each pod gets
+//! `JOB_COMPLETION_INDEX`):
+//! ```text
+//! apiVersion: batch/v1
+//! kind: Job
+//! metadata: {name: earthverse-gpt4o}
+//! spec:
+//!   completionMode: Indexed
+//!   completions: 8
+//!   parallelism: 8
+//!   template:
+//!     spec:
+//!       restartPolicy: OnFailure
+//!       containers:
+//!       - name: run
+//!         image: earthverse:latest
+//!         command: ["sh", "-c", "earthverse run /data/release --agent openai:gpt-4o --shard $JOB_COMPLETION_INDEX/8 --out /runs"]
+//!         env: [{name: OPENAI_API_KEY, valueFrom: {secretKeyRef: {name: openai, key: key}}}]
+//!         volumeMounts: [{name: runs, mountPath: /runs}, {name: data, mountPath: /data}]
+//! ```
+//! A pod restarted by `OnFailure` resumes its shard: finished tasks are
+//! skipped, and the dead pod's locks are stale after `stale_lock_after`.
+
+use crate::controller::{Controller, TaskInput};
+use crate::error::{ControllerError, Result};
+use crate::record::RunRecord;
+use crate::settings::ControllerSettings;
+use crate::toolbox::ToolBox;
+use crate::Trajectory;
+use earthverse_model_provider::ChatModel;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// One shard of a deterministic split (`K/N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// K, 0-based.
+    pub index: u64,
+    /// N.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Whether `task_id` belongs to this shard.
+    pub fn contains(&self, task_id: &str) -> bool {
+        fnv1a64(task_id.as_bytes()) % self.count == self.index
+    }
+}
+
+impl FromStr for Shard {
+    type Err = ControllerError;
+    fn from_str(value: &str) -> Result<Self> {
+        let bad = |reason: &str| ControllerError::Shard {
+            value: value.to_string(),
+            reason: reason.to_string(),
+        };
+        let (k, n) = value.split_once('/').ok_or_else(|| bad("no `/`"))?;
+        let index: u64 = k.trim().parse().map_err(|_| bad("K is not a number"))?;
+        let count: u64 = n.trim().parse().map_err(|_| bad("N is not a number"))?;
+        if count == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if index >= count {
+            return Err(bad("K must be below N"));
+        }
+        Ok(Self { index, count })
+    }
+}
+
+/// FNV-1a, 64 bit: a stable hash (identical on every machine and version).
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash
+}
+
+/// Settings of a batch.
+#[derive(Debug, Clone)]
+pub struct BatchSettings {
+    /// Output root.
+    pub out_dir: PathBuf,
+    /// System name: the directory under `out_dir`.
+    pub system: String,
+    /// Tasks run at once (at least 1).
+    pub concurrency: usize,
+    /// Optional shard.
+    pub shard: Option<Shard>,
+    /// Age after which any lock is stale.
+    pub stale_lock_after: Duration,
+}
+
+impl BatchSettings {
+    /// Settings with concurrency 1, no shard, 2 h stale-lock age.
+    pub fn new(out_dir: impl Into<PathBuf>, system: impl Into<String>) -> Self {
+        Self {
+            out_dir: out_dir.into(),
+            system: system.into(),
+            concurrency: 1,
+            shard: None,
+            stale_lock_after: Duration::from_secs(2 * 3_600),
+        }
+    }
+
+    /// `<out>/<system>`.
+    pub fn system_dir(&self) -> PathBuf {
+        self.out_dir.join(sanitize(&self.system))
+    }
+
+    /// `<out>/<system>/<task_id>`.
+    pub fn task_dir(&self, task_id: &str) -> PathBuf {
+        self.system_dir().join(sanitize(task_id))
+    }
+}
+
+/// Replaces characters that do not belong in a directory name.
+pub fn sanitize(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if s.is_empty() || s == "." || s == ".." {
+        "_".to_string()
+    } else {
+        s
+    }
+}
+
+/// The model, tools and settings for one task.
+pub struct Agent {
+    /// The model.
+    pub model: Arc<dyn ChatModel>,
+    /// The tools.
+    pub tools: Arc<dyn ToolBox>,
+    /// Controller settings for this task.
+    pub settings: ControllerSettings,
+}
+
+/// Builds the agent of each task (a replayed run differs per task; a live
+/// model is usually shared).
+pub trait AgentFactory: Send + Sync {
+    /// The agent for `task`, or why it cannot be built (the task then gets
+    /// an `error` record).
+    fn agent(&self, task: &TaskInput) -> std::result::Result<Agent, String>;
+
+    /// The `model_id` written into error records of tasks whose agent could
+    /// not be built.
+    fn model_id(&self) -> String;
+}
+
+/// What happened to one task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskStatus {
+    /// Ran and ended with `run_status: ok`.
+    Ok,
+    /// Ran and ended with `run_status: error` (scores zero).
+    Error,
+    /// Skipped: an `ok` record already exists.
+    Done,
+    /// Skipped: another live process holds the lock.
+    Locked,
+}
+
+/// The outcome of one task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskOutcome {
+    /// Task id.
+    pub task_id: String,
+    /// Status.
+    pub status: TaskStatus,
+    /// Termination reason of a run.
+    pub termination_reason: Option<String>,
+    /// Cost of a run.
+    pub cost_usd: Option<f64>,
+    /// Wall time of a run.
+    pub latency_s: f64,
+}
+
+/// Progress callbacks (the CLI draws a progress bar from them).
+pub trait BatchObserver: Send + Sync {
+    /// The plan: tasks in this shard, and how many are already done.
+    fn planned(&self, _tasks: usize, _already_done: usize) {}
+    /// A task started.
+    fn started(&self, _task_id: &str) {}
+    /// A task finished or was skipped.
+    fn finished(&self, _outcome: &TaskOutcome) {}
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoProgress;
+impl BatchObserver for NoProgress {}
+
+/// Totals of a batch.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BatchSummary {
+    /// Tasks in the shard.
+    pub planned: usize,
+    /// Skipped because already done.
+    pub already_done: usize,
+    /// Ran, `ok`.
+    pub ok: usize,
+    /// Ran, `error`.
+    pub error: usize,
+    /// Skipped because locked by another process.
+    pub locked: usize,
+    /// Cost of the runs made now.
+    pub cost_usd: f64,
+    /// Every outcome, sorted by task id.
+    pub outcomes: Vec<TaskOutcome>,
+}
+
+/// Whether `<task_dir>/trajectory.json` exists and says `ok`.
+pub fn is_done(task_dir: &Path) -> bool {
+    Trajectory::load(&task_dir.join("trajectory.json"))
+        .map(|t| t.is_ok())
+        .unwrap_or(false)
+}
+
+/// Runs `tasks` (filtered by the shard) and returns the totals.
+pub async fn run_batch(
+    tasks: Vec<TaskInput>,
+    factory: Arc<dyn AgentFactory>,
+    settings: BatchSettings,
+    observer: Arc<dyn BatchObserver>,
+) -> Result<BatchSummary> {
+    let mut tasks: Vec<TaskInput> = tasks
+        .into_iter()
+        .filter(|t| settings.shard.is_none_or(|s| s.contains(&t.task_id)))
+        .collect();
+    tasks.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    tasks.dedup_by(|a, b| a.task_id == b.task_id);
+    let system_dir = settings.system_dir();
+    std::fs::create_dir_all(&system_dir).map_err(|source| ControllerError::Io {
+        path: system_dir.clone(),
+        source,
+    })?;
+    let already_done = tasks
+        .iter()
+        .filter(|t| is_done(&settings.task_dir(&t.task_id)))
+        .count();
+    observer.planned(tasks.len(), already_done);
+    let mut summary = BatchSummary {
+        planned: tasks.len(),
+        ..BatchSummary::default()
+    };
+
+    let settings = Arc::new(settings);
+    let semaphore = Arc::new(tokio::sync::Semaphore::new(settings.concurrency.max(1)));
+    let mut set = tokio::task::JoinSet::new();
+    for task in tasks {
+        let permit =
+            semaphore
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| ControllerError::Agent {
+                    task_id: task.task_id.clone(),
+                    message: "the batch semaphore closed".into(),
+                })?;
+        let factory = factory.clone();
+        let settings = settings.clone();
+        let observer = observer.clone();
+        set.spawn(async move {
+            let outcome = run_one(task, factory, &settings, observer.as_ref()).await;
+            drop(permit);
+            observer.finished(&outcome);
+            outcome
+        });
+        // Collect finished tasks as we go so memory stays flat.
+        while let Some(done) = set.try_join_next() {
+            collect(&mut summary, done);
+        }
+    }
+    while let Some(done) = set.join_next().await {
+        collect(&mut summary, done);
+    }
+    summary.outcomes.sort_by(|a, b| a.task_id.cmp(&b.task_id));
+    Ok(summary)
+}
+
+fn collect(
+    summary: &mut BatchSummary,
+    done: std::result::Result<TaskOutcome, tokio::task::JoinError>,
+) {
+    let Ok(outcome) = done else {
+        // run_one catches panics of the run itself; a panic here is in
+        // bookkeeping and already logged by tokio.
+        summary.error += 1;
+        return;
+    };
+    match outcome.status {
+        TaskStatus::Ok => summary.ok += 1,
+        TaskStatus::Error => summary.error += 1,
+        TaskStatus::Done => summary.already_done += 1,
+        TaskStatus::Locked => summary.locked += 1,
+    }
+    summary.cost_usd += outcome.cost_usd.unwrap_or(0.0);
+    summary.outcomes.push(outcome);
+}
+
+async fn run_one(
+    mut task: TaskInput,
+    factory: Arc<dyn AgentFactory>,
+    settings: &BatchSettings,
+    observer: &dyn BatchObserver,
+) -> TaskOutcome {
+    let task_dir = settings.task_dir(&task.task_id);
+    let skipped = |status| TaskOutcome {
+        task_id: task.task_id.clone(),
+        status,
+        termination_reason: None,
+        cost_usd: None,
+        latency_s: 0.0,
+    };
+    if is_done(&task_dir) {
+        return skipped(TaskStatus::Done);
+    }
+    let lock_path = settings
+        .system_dir()
+        .join(format!("{}.lock", sanitize(&task.task_id)));
+    let lock = match TaskLock::acquire(&lock_path, &task.task_id, settings.stale_lock_after) {
+        Ok(lock) => lock,
+        Err(e) => {
+            tracing::info!(task_id = %task.task_id, "skipped: {e}");
+            return skipped(TaskStatus::Locked);
+        }
+    };
+    // Another process may have finished it between our check and our lock.
+    if is_done(&task_dir) {
+        drop(lock);
+        return skipped(TaskStatus::Done);
+    }
+    observer.started(&task.task_id);
+    task.scratch_dir = task_dir.join("scratch");
+    let record = match std::fs::create_dir_all(&task.scratch_dir) {
+        Err(e) => RunRecord::error(
+            &task.task_id,
+            &factory.model_id(),
+            &format!("cannot create {}: {e}", task.scratch_dir.display()),
+        ),
+        Ok(()) => match factory.agent(&task) {
+            Err(message) => RunRecord::error(&task.task_id, &factory.model_id(), &message),
+            Ok(agent) => {
+                let model_id = factory.model_id();
+                let task_id = task.task_id.clone();
+                let handle = tokio::spawn(async move {
+                    Controller::new(agent.model, agent.tools, agent.settings)
+                        .run_task(&task)
+                        .await
+                });
+                match handle.await {
+                    Ok(record) => record,
+                    Err(e) => {
+                        RunRecord::error(&task_id, &model_id, &format!("the run panicked: {e}"))
+                    }
+                }
+            }
+        },
+    };
+    let d = &record.trajectory.diagnostics;
+    let mut outcome = TaskOutcome {
+        task_id: record.trajectory.task_id.clone(),
+        status: if record.trajectory.is_ok() {
+            TaskStatus::Ok
+        } else {
+            TaskStatus::Error
+        },
+        termination_reason: d.termination_reason.clone(),
+        cost_usd: d.cost_usd,
+        latency_s: d.latency_s,
+    };
+    if let Err(e) = record.write_to(&task_dir) {
+        tracing::error!(task_id = %outcome.task_id, "cannot write the record: {e}");
+        outcome.status = TaskStatus::Error;
+    }
+    drop(lock);
+    outcome
+}
+
+/// The per-task lock file (see the module docs for the stale-lock rules).
+#[derive(Debug)]
+pub struct TaskLock {
+    path: PathBuf,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct LockInfo {
+    pid: u32,
+    host: String,
+    started_unix: u64,
+    task_id: String,
+}
+
+fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+fn pid_alive(pid: u32) -> Option<bool> {
+    if Path::new("/proc/self").exists() {
+        Some(Path::new(&format!("/proc/{pid}")).exists())
+    } else {
+        None
+    }
+}
+
+impl TaskLock {
+    /// Creates the lock, taking over a stale one; fails with
+    /// [`ControllerError::Locked`] when a live process holds it.
+    pub fn acquire(path: &Path, task_id: &str, stale_after: Duration) -> Result<Self> {
+        for _ in 0..3 {
+            match Self::create(path, task_id) {
+                Ok(lock) => return Ok(lock),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let content = std::fs::read_to_string(path).unwrap_or_default();
+                    match Self::staleness(path, &content, stale_after) {
+                        None => {
+                            return Err(ControllerError::Locked {
+                                task_id: task_id.to_string(),
+                                holder: content.trim().to_string(),
+                                path: path.to_path_buf(),
+                            })
+                        }
+                        Some(why) => {
+                            tracing::warn!(path = %path.display(), "taking over a stale lock: {why}");
+                            let aside =
+                                path.with_extension(format!("stale.{}", std::process::id()));
+                            if std::fs::rename(path, &aside).is_ok() {
+                                let moved = std::fs::read_to_string(&aside).unwrap_or_default();
+                                if moved != content {
+                                    // We moved a fresh lock someone else just took: put it back.
+                                    let _ = std::fs::rename(&aside, path);
+                                    return Err(ControllerError::Locked {
+                                        task_id: task_id.to_string(),
+                                        holder: moved.trim().to_string(),
+                                        path: path.to_path_buf(),
+                                    });
+                                }
+                                let _ = std::fs::remove_file(&aside);
+                            }
+                        }
+                    }
+                }
+                Err(source) => {
+                    return Err(ControllerError::Io {
+                        path: path.to_path_buf(),
+                        source,
+                    })
+                }
+            }
+        }
+        Err(ControllerError::Locked {
+            task_id: task_id.to_string(),
+            holder: "contended".into(),
+            path: path.to_path_buf(),
+        })
+    }
+
+    fn create(path: &Path, task_id: &str) -> std::io::Result<Self> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        let info = LockInfo {
+            pid: std::process::id(),
+            host: host_name(),
+            started_unix: now_unix(),
+            task_id: task_id.to_string(),
+        };
+        let text = serde_json::to_string(&info).unwrap_or_default();
+        file.write_all(text.as_bytes())?;
+        file.sync_all()?;
+        Ok(Self {
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Why the lock at `path` with `content` is stale, or `None` if live.
+    fn staleness(path: &Path, content: &str, stale_after: Duration) -> Option<String> {
+        let age = std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| SystemTime::now().duration_since(t).ok())
+            .unwrap_or_default();
+        match serde_json::from_str::<LockInfo>(content) {
+            Err(_) if age > Duration::from_secs(10) => {
+                Some(format!("unreadable lock, {} s old", age.as_secs()))
+            }
+            Err(_) => None,
+            Ok(info) => {
+                if age > stale_after {
+                    Some(format!("older than {} s", stale_after.as_secs()))
+                } else if info.host == host_name() && pid_alive(info.pid) == Some(false) {
+                    Some(format!("pid {} on this host is gone", info.pid))
+                } else {
+                    None
+                }
+            }
+        }
+    }
+}
+
+impl Drop for TaskLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_tasks() {
+        let ids: Vec<String> = (1..=405).map(|i| format!("CSX-{i:03}_Q1")).collect();
+        let shards: Vec<Shard> = (0..4).map(|k| format!("{k}/4").parse().unwrap()).collect();
+        let mut sizes = [0usize; 4];
+        for id in &ids {
+            let owners: Vec<usize> = (0..4).filter(|&k| shards[k].contains(id)).collect();
+            assert_eq!(owners.len(), 1, "{id} in {owners:?}");
+            sizes[owners[0]] += 1;
+        }
+        assert!(sizes.iter().all(|&s| s > 60), "{sizes:?}");
+        assert!("4/4".parse::<Shard>().is_err());
+        assert!("1/0".parse::<Shard>().is_err());
+        assert!("x".parse::<Shard>().is_err());
+        // Known FNV-1a vector.
+        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+    }
+
+    #[test]
+    fn locks_exclude_and_stale_locks_are_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("T.lock");
+        let lock = TaskLock::acquire(&path, "T", Duration::from_secs(60)).unwrap();
+        assert!(matches!(
+            TaskLock::acquire(&path, "T", Duration::from_secs(60)),
+            Err(ControllerError::Locked { .. })
+        ));
+        drop(lock);
+        assert!(!path.exists());
+        // A lock of a dead pid on this host is stale.
+        let dead = LockInfo {
+            pid: 4_000_000_000,
+            host: host_name(),
+            started_unix: now_unix(),
+            task_id: "T".into(),
+        };
+        std::fs::write(&path, serde_json::to_string(&dead).unwrap()).unwrap();
+        let lock = TaskLock::acquire(&path, "T", Duration::from_secs(60)).unwrap();
+        let info: LockInfo =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(info.pid, std::process::id());
+        drop(lock);
+        // A live lock of another host is respected until it is old.
+        let other = LockInfo {
+            pid: 1,
+            host: "elsewhere".into(),
+            started_unix: now_unix(),
+            task_id: "T".into(),
+        };
+        std::fs::write(&path, serde_json::to_string(&other).unwrap()).unwrap();
+        assert!(TaskLock::acquire(&path, "T", Duration::from_secs(60)).is_err());
+        std::thread::sleep(Duration::from_millis(20));
+        assert!(TaskLock::acquire(&path, "T", Duration::from_millis(5)).is_ok());
+    }
+}

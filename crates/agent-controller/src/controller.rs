@@ -1,0 +1,950 @@
+//! The solver loop (App. E, App. C.2; `reference-harness.md`).
+//!
+//! One run: system and task messages; research turns, each one model call
+//! answered by a tool action (executed, its envelope returned as an
+//! observation) or a final answer; at most `max_repairs` format repairs per
+//! run, after which the run fails; when turns or research time run out, one
+//! forced finalisation call without tools, and if that fails the fallback
+//! answer and a `_fallback` termination reason; optionally a bounded final
+//! evidence review and a required-tool policy. A run never returns an error:
+//! it always ends with a [`RunRecord`].
+
+use crate::context::{build_context, Entry, EntryKind};
+use crate::prompts;
+use crate::protocol::{parse_reply, Action, FinalAnswer, ToolAction};
+use crate::record::{
+    Diagnostics, ModelCallLog, RunNotes, RunRecord, Snippet, TextField, ToolCallRecord, Trajectory,
+    STATUS_ERROR, STATUS_OK,
+};
+use crate::settings::{ControllerSettings, Protocol};
+use crate::text::{cap_head, char_len};
+use crate::toolbox::{ToolBox, ToolCallOutcome};
+use earthverse_model_provider::{
+    ChatModel, ChatRequest, ChatResponse, Message, ProviderError, Role, TokenUsage, ToolCall,
+    ToolDefinition,
+};
+use earthverse_tool_registry::{CallStatus, ToolContext, ToolOutput};
+use serde_json::{json, Value};
+use sha1::{Digest, Sha1};
+use std::collections::{BTreeSet, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Instant;
+
+/// The name of the synthetic tool that submits the answer in native mode.
+pub const FINAL_ANSWER_TOOL: &str = "final_answer";
+
+/// One task to run.
+#[derive(Debug, Clone)]
+pub struct TaskInput {
+    /// Task id (`CSX-001_Q1`).
+    pub task_id: String,
+    /// Event / package id (`CSX-001`).
+    pub event_id: String,
+    /// The public question.
+    pub question: String,
+    /// Root of the event package.
+    pub package_root: PathBuf,
+    /// The public question file, if any (shown in the task message and
+    /// readable by Python).
+    pub question_path: Option<PathBuf>,
+    /// Per-run scratch directory.
+    pub scratch_dir: PathBuf,
+}
+
+impl TaskInput {
+    /// The tool context of this task.
+    pub fn tool_context(&self) -> ToolContext {
+        let mut ctx = ToolContext::new(&self.package_root, &self.scratch_dir);
+        ctx.package_id = self.event_id.clone();
+        let prefix = self.release_prefix();
+        if !prefix.is_empty() {
+            ctx = ctx.with_release_prefix(prefix.trim_end_matches('/'));
+        }
+        if let Some(q) = &self.question_path {
+            ctx = ctx.with_question_file(q);
+        }
+        ctx
+    }
+
+    /// The release-relative prefix of the package
+    /// (`event_packages/standard_event_packages/packages/CSX-001/`), taken
+    /// from the package root's path, or `""` when it has no `event_packages`
+    /// component.
+    pub fn release_prefix(&self) -> String {
+        let parts: Vec<String> = self
+            .package_root
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        match parts.iter().rposition(|p| p == "event_packages") {
+            Some(i) => {
+                let mut prefix = parts[i..].join("/");
+                prefix.push('/');
+                prefix
+            }
+            None => String::new(),
+        }
+    }
+}
+
+/// The solver loop over one model and one tool box.
+pub struct Controller {
+    model: Arc<dyn ChatModel>,
+    tools: Arc<dyn ToolBox>,
+    settings: ControllerSettings,
+}
+
+impl std::fmt::Debug for Controller {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Controller")
+            .field("model", &self.model.model_id())
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+enum Phase {
+    Research,
+    Review { draft: FinalAnswer, turns_left: u32 },
+}
+
+enum Stop {
+    /// The model submitted an answer.
+    Final(FinalAnswer),
+    /// Budgets ran out: `round_limit` or `research_time_limit`.
+    Budget(&'static str),
+    /// The run failed.
+    Failed {
+        reason: &'static str,
+        message: String,
+    },
+}
+
+enum CallError {
+    Deadline,
+    Provider(String),
+}
+
+struct Run<'a> {
+    task: &'a TaskInput,
+    ctx: ToolContext,
+    release_prefix: String,
+    history: Vec<Entry>,
+    records: Vec<ToolCallRecord>,
+    model_calls: Vec<ModelCallLog>,
+    snippets: Vec<Snippet>,
+    notes: RunNotes,
+    usage: TokenUsage,
+    rounds: u32,
+    step: u32,
+    specialist_seen: HashSet<String>,
+    specialist_counted: usize,
+}
+
+impl Controller {
+    /// A controller over `model` and `tools` with `settings`.
+    pub fn new(
+        model: Arc<dyn ChatModel>,
+        tools: Arc<dyn ToolBox>,
+        settings: ControllerSettings,
+    ) -> Self {
+        Self {
+            model,
+            tools,
+            settings,
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &ControllerSettings {
+        &self.settings
+    }
+
+    fn model_id(&self) -> String {
+        self.settings
+            .model_id
+            .clone()
+            .unwrap_or_else(|| self.model.model_id().to_string())
+    }
+
+    /// Runs one task to the end and returns its record. Never fails: model,
+    /// tool and format failures end in a record with `run_status: error`
+    /// or a `_fallback` termination.
+    pub async fn run_task(&self, task: &TaskInput) -> RunRecord {
+        let span =
+            tracing::info_span!("run_task", task_id = %task.task_id, model = %self.model_id());
+        let _guard = span.enter();
+        let start = Instant::now();
+        let budgets = &self.settings.budgets;
+        let research_deadline = start + budgets.research_time();
+        let task_deadline = start + budgets.task_time;
+
+        let question_path = task
+            .question_path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| format!("tasks/{}.json", task.task_id));
+        let task_text = prompts::task_message(
+            &task.task_id,
+            &task.event_id,
+            &question_path,
+            &task.package_root.display().to_string(),
+            &task.question,
+            &self.tools.catalogue(),
+        );
+        let mut run = Run {
+            task,
+            ctx: task.tool_context(),
+            release_prefix: task.release_prefix(),
+            history: vec![
+                Entry {
+                    message: Message::system(prompts::system_message()),
+                    kind: EntryKind::System,
+                },
+                Entry {
+                    message: Message::user(task_text),
+                    kind: EntryKind::Task,
+                },
+            ],
+            records: Vec::new(),
+            model_calls: Vec::new(),
+            snippets: Vec::new(),
+            notes: RunNotes {
+                protocol: match self.settings.protocol {
+                    Protocol::JsonInMessage => "json_in_message".into(),
+                    Protocol::NativeTools => "native_tools".into(),
+                },
+                specialist_calls_counted: self.settings.required_tools.as_ref().map(|_| 0),
+                ..RunNotes::default()
+            },
+            usage: TokenUsage::default(),
+            rounds: 0,
+            step: 0,
+            specialist_seen: HashSet::new(),
+            specialist_counted: 0,
+        };
+
+        let mut phase = Phase::Research;
+        let mut turns: u32 = 0;
+        let stop = loop {
+            if let Phase::Review { turns_left: 0, .. } = phase {
+                break self.end_review(&mut run, phase, "review turns exhausted");
+            }
+            if turns >= budgets.max_turns {
+                break match phase {
+                    Phase::Review { .. } => self.end_review(&mut run, phase, "turn limit reached"),
+                    Phase::Research => Stop::Budget("round_limit"),
+                };
+            }
+            if Instant::now() >= research_deadline {
+                break match phase {
+                    Phase::Review { .. } => {
+                        self.end_review(&mut run, phase, "research time ran out")
+                    }
+                    Phase::Research => Stop::Budget("research_time_limit"),
+                };
+            }
+            let phase_name = match phase {
+                Phase::Research => "research",
+                Phase::Review { .. } => "review",
+            };
+            let tools = match self.settings.protocol {
+                Protocol::JsonInMessage => Vec::new(),
+                Protocol::NativeTools => self.native_definitions(true),
+            };
+            let response = match self
+                .call_model(&mut run, phase_name, tools, research_deadline, None)
+                .await
+            {
+                Ok(r) => r,
+                Err(CallError::Deadline) => {
+                    break match phase {
+                        Phase::Review { .. } => {
+                            self.end_review(&mut run, phase, "research time ran out")
+                        }
+                        Phase::Research => Stop::Budget("research_time_limit"),
+                    };
+                }
+                Err(CallError::Provider(message)) => {
+                    break Stop::Failed {
+                        reason: "model_error",
+                        message,
+                    }
+                }
+            };
+            turns += 1;
+            if let Phase::Review { turns_left, .. } = &mut phase {
+                *turns_left -= 1;
+                run.notes.review_turns += 1;
+            }
+            run.history.push(Entry {
+                message: Message {
+                    role: Role::Assistant,
+                    content: response.text.clone(),
+                    tool_calls: response.tool_calls.clone(),
+                    tool_call_id: None,
+                },
+                kind: EntryKind::Assistant,
+            });
+
+            let actions = match self.interpret(&response) {
+                Ok(actions) => actions,
+                Err(problem) => {
+                    // Native calls must each be answered before anything else.
+                    for call in &response.tool_calls {
+                        push_tool_reply(&mut run, call, "Not executed: the reply was malformed.");
+                    }
+                    if run.notes.repairs_used < budgets.max_repairs {
+                        run.notes.repairs_used += 1;
+                        let left = budgets.max_repairs - run.notes.repairs_used;
+                        run.notes
+                            .events
+                            .push(format!("turn {turns}: format repair ({problem})"));
+                        push_harness(&mut run, prompts::repair_prompt(&problem, left));
+                        continue;
+                    }
+                    break Stop::Failed {
+                        reason: "format_error",
+                        message: format!(
+                            "no valid action after {} format repair(s): {problem}",
+                            budgets.max_repairs
+                        ),
+                    };
+                }
+            };
+
+            let mut submitted: Option<(FinalAnswer, Option<ToolCall>)> = None;
+            for (action, native_call) in actions {
+                match action {
+                    Action::ToolCall(call) => {
+                        self.execute(&mut run, call, native_call.as_ref(), research_deadline)
+                            .await;
+                    }
+                    Action::Final(answer) => {
+                        if submitted.is_none() {
+                            submitted = Some((answer, native_call));
+                        } else if let Some(extra) = native_call {
+                            push_tool_reply(
+                                &mut run,
+                                &extra,
+                                "Ignored: one final answer per turn.",
+                            );
+                        }
+                    }
+                }
+            }
+            let Some((answer, native_call)) = submitted else {
+                continue;
+            };
+            match phase {
+                Phase::Research => {
+                    if let Some(refusal) = self.policy_refusal(&run) {
+                        run.notes.refused_finals += 1;
+                        run.notes.events.push(format!(
+                            "turn {turns}: final answer refused by the required-tool policy"
+                        ));
+                        match native_call {
+                            Some(call) => push_tool_reply(&mut run, &call, &refusal),
+                            None => push_harness(&mut run, refusal),
+                        }
+                        continue;
+                    }
+                    if self.settings.review.enabled {
+                        let max = self.settings.review.max_review_turns;
+                        run.notes
+                            .events
+                            .push(format!("turn {turns}: draft answer; review phase begins"));
+                        let prompt = prompts::review_prompt(max);
+                        match native_call {
+                            Some(call) => push_tool_reply(&mut run, &call, &prompt),
+                            None => push_harness(&mut run, prompt),
+                        }
+                        phase = Phase::Review {
+                            draft: answer,
+                            turns_left: max,
+                        };
+                        continue;
+                    }
+                    if let Some(call) = native_call {
+                        push_tool_reply(&mut run, &call, "Final answer received.");
+                    }
+                    break Stop::Final(answer);
+                }
+                Phase::Review { draft, .. } => {
+                    run.notes.review_revised = Some(answer.final_answer != draft.final_answer);
+                    if let Some(call) = native_call {
+                        push_tool_reply(&mut run, &call, "Final answer received.");
+                    }
+                    break Stop::Final(answer);
+                }
+            }
+        };
+
+        let (answer, run_status, termination, error) = match stop {
+            Stop::Final(answer) => (answer, STATUS_OK, "model_final".to_string(), None),
+            Stop::Budget(reason) => {
+                run.notes.forced_finalization = true;
+                run.notes
+                    .events
+                    .push(format!("{reason}: forced finalisation call"));
+                match self.finalize(&mut run, reason, task_deadline).await {
+                    Some(answer) => (answer, STATUS_OK, reason.to_string(), None),
+                    None => (
+                        FinalAnswer::fallback("budget_exhausted", reason),
+                        STATUS_OK,
+                        format!("{reason}_fallback"),
+                        None,
+                    ),
+                }
+            }
+            Stop::Failed { reason, message } => {
+                run.notes.events.push(format!("run failed: {message}"));
+                (
+                    FinalAnswer::fallback("error", reason),
+                    STATUS_ERROR,
+                    reason.to_string(),
+                    Some(message),
+                )
+            }
+        };
+        self.finish(run, answer, run_status, termination, error, start)
+    }
+
+    fn end_review(&self, run: &mut Run<'_>, phase: Phase, why: &str) -> Stop {
+        run.notes
+            .events
+            .push(format!("review ended ({why}); the draft answer stands"));
+        match phase {
+            Phase::Review { draft, .. } => {
+                run.notes.review_revised = Some(false);
+                Stop::Final(draft)
+            }
+            Phase::Research => Stop::Budget("round_limit"),
+        }
+    }
+
+    fn native_definitions(&self, with_tools: bool) -> Vec<ToolDefinition> {
+        let mut defs = if with_tools {
+            self.tools.definitions()
+        } else {
+            Vec::new()
+        };
+        defs.push(ToolDefinition {
+            name: FINAL_ANSWER_TOOL.into(),
+            description: "Submit the final answer per the FINAL ANSWER CONTRACT.".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "final_answer": {"description": "The exact structure requested by the public question"},
+                    "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                    "evidence": {"type": "array", "items": {"type": "object", "properties": {
+                        "claim": {"type": "string"}, "source_file": {"type": "string"},
+                        "support_type": {"type": "string", "enum": ["direct_metric", "report_claim", "metadata", "image_context", "table_metric", "derived_metric", "unsupported_boundary"]}}}},
+                    "reasoning_summary": {"type": "array", "items": {"type": "string"}},
+                    "unsupported_or_unresolved": {"type": "array", "items": {"type": "string"}}
+                },
+                "required": ["final_answer"]
+            }),
+        });
+        defs
+    }
+
+    /// Reads a response as actions; native tool calls are paired with the
+    /// call they answer.
+    fn interpret(
+        &self,
+        response: &ChatResponse,
+    ) -> std::result::Result<Vec<(Action, Option<ToolCall>)>, String> {
+        if !response.tool_calls.is_empty() {
+            let mut actions = Vec::new();
+            for call in &response.tool_calls {
+                if call.name == FINAL_ANSWER_TOOL {
+                    let mut obj = match &call.arguments {
+                        Value::Object(o) => o.clone(),
+                        Value::String(s) => match serde_json::from_str::<Value>(s) {
+                            Ok(Value::Object(o)) => o,
+                            _ => return Err("final_answer arguments are not a JSON object".into()),
+                        },
+                        _ => return Err("final_answer arguments are not a JSON object".into()),
+                    };
+                    obj.insert("action".into(), json!("final_answer"));
+                    let action = crate::protocol::normalise(Value::Object(obj)).map_err(|p| p.0)?;
+                    actions.push((action, Some(call.clone())));
+                } else {
+                    let args = match &call.arguments {
+                        Value::String(s) => serde_json::from_str::<Value>(s)
+                            .map_err(|_| format!("arguments of `{}` are not JSON", call.name))?,
+                        Value::Null => json!({}),
+                        other => other.clone(),
+                    };
+                    let reason = response.text.trim().to_string();
+                    actions.push((
+                        Action::ToolCall(ToolAction {
+                            tool: call.name.clone(),
+                            args,
+                            reason,
+                        }),
+                        Some(call.clone()),
+                    ));
+                }
+            }
+            return Ok(actions);
+        }
+        parse_reply(&response.text)
+            .map(|a| vec![(a, None)])
+            .map_err(|p| {
+                if response.text.trim().is_empty() {
+                    "the reply was empty".to_string()
+                } else {
+                    p.0
+                }
+            })
+    }
+
+    async fn call_model(
+        &self,
+        run: &mut Run<'_>,
+        phase: &str,
+        tools: Vec<ToolDefinition>,
+        deadline: Instant,
+        extra: Option<Message>,
+    ) -> std::result::Result<ChatResponse, CallError> {
+        let mut messages = build_context(&run.history, &self.settings.context);
+        let compacted =
+            messages.len() < run.history.len()
+                && messages.iter().skip(2).take(1).any(|m| {
+                    m.role == Role::User && m.content.starts_with("Research state: summary")
+                });
+        if compacted {
+            run.notes.compacted_requests += 1;
+        }
+        if let Some(m) = extra {
+            messages.push(m);
+        }
+        let request_messages = messages.len();
+        let request_chars = messages.iter().map(|m| m.content.len()).sum();
+        let mut request = ChatRequest::new(messages);
+        request.tools = tools;
+        request.json_mode = self.settings.json_mode;
+        request.sampling = self.settings.sampling.clone();
+        request.deadline = Some(deadline);
+        let now = Instant::now();
+        let remaining = deadline.saturating_duration_since(now);
+        let mut log = ModelCallLog {
+            phase: phase.to_string(),
+            request_messages,
+            request_chars,
+            compacted,
+            text: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: None,
+            usage: TokenUsage::default(),
+            latency_s: 0.0,
+            retries: Vec::new(),
+            error: None,
+            raw: None,
+        };
+        if remaining.is_zero() {
+            log.error = Some("deadline already passed".into());
+            run.model_calls.push(log);
+            return Err(CallError::Deadline);
+        }
+        let outcome = tokio::time::timeout(remaining, self.model.chat(request)).await;
+        log.latency_s = now.elapsed().as_secs_f64();
+        match outcome {
+            Err(_) => {
+                log.error = Some(format!("no reply within {:.1} s", remaining.as_secs_f64()));
+                run.model_calls.push(log);
+                Err(CallError::Deadline)
+            }
+            Ok(Err(ProviderError::DeadlineExceeded { .. })) => {
+                log.error = Some("provider: deadline exceeded".into());
+                run.model_calls.push(log);
+                Err(CallError::Deadline)
+            }
+            Ok(Err(e)) => {
+                let message = e.to_string();
+                log.error = Some(message.clone());
+                run.model_calls.push(log);
+                Err(CallError::Provider(message))
+            }
+            Ok(Ok(response)) => {
+                run.rounds += 1;
+                run.usage.prompt_tokens += response.usage.prompt_tokens;
+                run.usage.completion_tokens += response.usage.completion_tokens;
+                run.usage.cached_tokens += response.usage.cached_tokens;
+                run.notes.provider_retries += response.retries.len() as u32;
+                log.text = response.text.clone();
+                log.tool_calls = response.tool_calls.clone();
+                log.finish_reason = Some(response.finish_reason.clone());
+                log.usage = response.usage;
+                log.latency_s = response.latency.as_secs_f64().max(log.latency_s);
+                log.retries = response.retries.clone();
+                log.raw = response.raw.clone();
+                run.model_calls.push(log);
+                Ok(response)
+            }
+        }
+    }
+
+    async fn execute(
+        &self,
+        run: &mut Run<'_>,
+        call: ToolAction,
+        native: Option<&ToolCall>,
+        deadline: Instant,
+    ) {
+        run.step += 1;
+        let step = run.step;
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        let started = Instant::now();
+        let ctx = run.ctx.clone().with_step(step);
+        let outcome = if remaining.is_zero() {
+            ToolCallOutcome::new(
+                call.args.clone(),
+                ToolOutput::error("the research time ran out before the tool could run"),
+            )
+        } else {
+            match tokio::time::timeout(
+                remaining,
+                self.tools.call(&ctx, &call.tool, call.args.clone()),
+            )
+            .await
+            {
+                Ok(out) => out,
+                Err(_) => ToolCallOutcome::new(
+                    call.args.clone(),
+                    ToolOutput::error(format!(
+                        "`{}` did not finish within the remaining research time ({:.1} s)",
+                        call.tool,
+                        remaining.as_secs_f64()
+                    )),
+                ),
+            }
+        };
+        let envelope = outcome.envelope;
+        let call = ToolAction {
+            args: outcome.args,
+            ..call
+        };
+        tracing::debug!(step, tool = %call.tool, ok = envelope.ok, elapsed_s = started.elapsed().as_secs_f64(), "tool call");
+        self.count_specialist(run, &call, &envelope);
+
+        // The observation the model sees: the envelope as JSON, capped.
+        let envelope_json = self.tools.render_json(&json!({
+            "ok": envelope.ok,
+            "output": envelope.output,
+            "evidence_files": envelope.evidence_files,
+            "warnings": envelope.warnings,
+        }));
+        let header = format!("Observation for step {step} ({}):\n", call.tool);
+        let max = self
+            .settings
+            .budgets
+            .observation_max_chars
+            .saturating_sub(char_len(&header));
+        let content = header + &cap_head(&envelope_json, max).0;
+        let evidence: Vec<String> = envelope
+            .evidence_files
+            .iter()
+            .map(|p| self.release_path(run, p))
+            .collect();
+        let status = match envelope.status {
+            CallStatus::Ok => "ok",
+            CallStatus::ExecutionError => "execution_error",
+            CallStatus::NotApplicable => "not_applicable",
+        };
+        run.history.push(Entry {
+            message: Message {
+                role: if native.is_some() {
+                    Role::Tool
+                } else {
+                    Role::User
+                },
+                content,
+                tool_calls: Vec::new(),
+                tool_call_id: native.map(|c| c.id.clone()),
+            },
+            kind: EntryKind::Observation {
+                step,
+                tool: call.tool.clone(),
+                status: status.into(),
+                evidence_files: evidence.clone(),
+            },
+        });
+        let record = self.tool_record(run, step, call, &envelope, evidence);
+        run.records.push(record);
+    }
+
+    fn release_path(&self, run: &Run<'_>, path: &str) -> String {
+        if run.release_prefix.is_empty() || path.starts_with("event_packages/") {
+            path.to_string()
+        } else {
+            format!("{}{}", run.release_prefix, path.trim_start_matches("./"))
+        }
+    }
+
+    fn tool_record(
+        &self,
+        run: &mut Run<'_>,
+        step: u32,
+        call: ToolAction,
+        envelope: &ToolOutput,
+        mut evidence_files: Vec<String>,
+    ) -> ToolCallRecord {
+        let preview = self.settings.record_output_chars;
+        let output_text = self.tools.render_output_text(&envelope.output);
+        let mut record = ToolCallRecord {
+            step,
+            tool: call.tool.clone(),
+            ok: envelope.ok,
+            reason: call.reason,
+            args: call.args.clone(),
+            output: TextField::new(&output_text, preview),
+            code: TextField::default(),
+            stdout: TextField::default(),
+            stderr: TextField::default(),
+            returncode: None,
+            warnings: envelope.warnings.clone(),
+            evidence_files: Vec::new(),
+        };
+        if call.tool == "python_exec" {
+            if let Some(code) = call.args.get("code").and_then(Value::as_str) {
+                // The public records keep a code preview, its length and a
+                // SHA-1 prefix in `args`, and the code itself in a snippet.
+                let sha = hex::encode(Sha1::digest(code.as_bytes()));
+                let sha12 = sha.get(..12).unwrap_or(&sha).to_string();
+                let path = format!("python_snippets/step_{step:02}_{sha12}.py");
+                let code_preview = TextField::new(code, Some(520));
+                record.args = json!({
+                    "code_chars": char_len(code),
+                    "code_sha1": sha12,
+                    "code_preview": code_preview.text,
+                    "code_path": path,
+                });
+                record.code = code_preview;
+                run.snippets.push(Snippet {
+                    path: path.clone(),
+                    code: code.to_string(),
+                });
+                evidence_files.insert(0, path);
+            }
+            let field = |k: &str| {
+                envelope
+                    .output
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(|s| TextField::new(s, preview))
+                    .unwrap_or_default()
+            };
+            record.stdout = field("stdout");
+            record.stderr = field("stderr");
+            record.returncode = envelope.output.get("returncode").and_then(Value::as_i64);
+        }
+        record.evidence_files = evidence_files;
+        record
+    }
+
+    fn count_specialist(&self, run: &mut Run<'_>, call: &ToolAction, envelope: &ToolOutput) {
+        let Some(policy) = &self.settings.required_tools else {
+            return;
+        };
+        let named = if policy.specialist_tools.is_empty() {
+            self.tools.is_specialist(&call.tool)
+        } else {
+            policy.specialist_tools.iter().any(|t| t == &call.tool)
+        };
+        let probe = ["operation", "mode", "method"]
+            .iter()
+            .any(|k| call.args.get(*k).and_then(Value::as_str) == Some("probe"));
+        if !named || probe || envelope.status != CallStatus::Ok {
+            return;
+        }
+        // serde_json with preserve_order keeps key order; sort for identity.
+        let key = format!("{}\u{0}{}", call.tool, canonical(&call.args));
+        if run.specialist_seen.insert(key) {
+            run.specialist_counted += 1;
+        }
+        run.notes.specialist_calls_counted = Some(run.specialist_counted.min(policy.max_counted));
+    }
+
+    fn policy_refusal(&self, run: &Run<'_>) -> Option<String> {
+        let policy = self.settings.required_tools.as_ref()?;
+        let counted = run.specialist_counted.min(policy.max_counted);
+        if counted >= policy.min_successful {
+            return None;
+        }
+        let tools = if policy.specialist_tools.is_empty() {
+            self.tools
+                .definitions()
+                .into_iter()
+                .map(|d| d.name)
+                .filter(|n| self.tools.is_specialist(n))
+                .collect()
+        } else {
+            policy.specialist_tools.clone()
+        };
+        Some(prompts::required_tools_prompt(
+            policy.min_successful,
+            policy.target,
+            counted,
+            &tools,
+        ))
+    }
+
+    async fn finalize(
+        &self,
+        run: &mut Run<'_>,
+        reason: &str,
+        task_deadline: Instant,
+    ) -> Option<FinalAnswer> {
+        let timeout_deadline = Instant::now() + self.settings.budgets.final_call_timeout;
+        let deadline = timeout_deadline.min(task_deadline);
+        push_harness(run, prompts::finalization_prompt(reason));
+        let tools = match self.settings.protocol {
+            Protocol::JsonInMessage => Vec::new(),
+            Protocol::NativeTools => self.native_definitions(false),
+        };
+        let response = self
+            .call_model(run, "finalization", tools, deadline, None)
+            .await
+            .ok()?;
+        run.history.push(Entry {
+            message: Message {
+                role: Role::Assistant,
+                content: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+                tool_call_id: None,
+            },
+            kind: EntryKind::Assistant,
+        });
+        match self.interpret(&response) {
+            Ok(actions) => actions.into_iter().find_map(|(a, _)| match a {
+                Action::Final(answer) => Some(answer),
+                Action::ToolCall(_) => None,
+            }),
+            Err(problem) => {
+                run.notes
+                    .events
+                    .push(format!("finalisation reply unusable: {problem}"));
+                None
+            }
+        }
+    }
+
+    fn finish(
+        &self,
+        run: Run<'_>,
+        answer: FinalAnswer,
+        run_status: &str,
+        termination: String,
+        error: Option<String>,
+        start: Instant,
+    ) -> RunRecord {
+        let records = run.records;
+        let count = |names: &[&str]| {
+            records
+                .iter()
+                .filter(|r| names.contains(&r.tool.as_str()))
+                .count() as u32
+        };
+        let unique: BTreeSet<&str> = records
+            .iter()
+            .flat_map(|r| r.evidence_files.iter().map(String::as_str))
+            .collect();
+        let usage = run.usage;
+        let diagnostics = Diagnostics {
+            run_status: run_status.to_string(),
+            termination_reason: Some(termination),
+            latency_s: round3(start.elapsed().as_secs_f64()),
+            tool_calls: records.len() as u32,
+            model_rounds: run.rounds,
+            file_reads: count(&["read_text_file", "summarize_table_or_json", "inspect_image"]),
+            unique_evidence_files: unique.len() as u32,
+            python_calls: count(&["python_exec"]),
+            tool_errors: records.iter().filter(|r| !r.ok).count() as u32,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.total(),
+            cached_tokens: Some(usage.cached_tokens),
+            cost_usd: self.settings.price.map(|p| {
+                p.cost(
+                    usage.prompt_tokens,
+                    usage.cached_tokens,
+                    usage.completion_tokens,
+                )
+            }),
+            error,
+        };
+        let model_id = self.model_id();
+        let trajectory = Trajectory {
+            task_id: run.task.task_id.clone(),
+            model_name: self
+                .settings
+                .model_name
+                .clone()
+                .unwrap_or_else(|| model_id.clone()),
+            model_id,
+            scores: None,
+            diagnostics,
+            tool_calls: records,
+            evidence: answer.evidence,
+            reasoning_summary: answer.reasoning_summary,
+            unsupported_or_unresolved: answer.unsupported_or_unresolved,
+            final_answer: answer.final_answer,
+            judge_rationale: None,
+        };
+        RunRecord {
+            trajectory,
+            confidence: answer.confidence,
+            conversation: run.history,
+            model_calls: run.model_calls,
+            notes: run.notes,
+            snippets: run.snippets,
+            settings: self.settings.clone(),
+        }
+    }
+}
+
+fn push_harness(run: &mut Run<'_>, text: String) {
+    run.history.push(Entry {
+        message: Message::user(text),
+        kind: EntryKind::Harness,
+    });
+}
+
+fn push_tool_reply(run: &mut Run<'_>, call: &ToolCall, text: &str) {
+    run.history.push(Entry {
+        message: Message {
+            role: Role::Tool,
+            content: text.to_string(),
+            tool_calls: Vec::new(),
+            tool_call_id: Some(call.id.clone()),
+        },
+        kind: EntryKind::Harness,
+    });
+}
+
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let inner: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{k:?}:{}", canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", inner.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}

@@ -1,0 +1,487 @@
+//! Run records: `trajectory.json` in the schema of the public recorded runs
+//! (`exploration/trajectories/<system>/<task>.json`), and the reference
+//! runner's other artifacts (`answer.md`, `tool_trace.md`, `run_notes.md`,
+//! `raw_conversation.json`), written atomically (temporary file + rename),
+//! `trajectory.json` last so that its presence marks a finished run.
+
+use crate::context::Entry;
+use crate::error::{ControllerError, Result};
+use crate::settings::ControllerSettings;
+use earthverse_model_provider::{FinishReason, RetryAttempt, TokenUsage};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::Write;
+use std::path::Path;
+
+/// `run_status` of a run that finished with an answer (possibly a fallback).
+pub const STATUS_OK: &str = "ok";
+/// `run_status` of a run that failed; it scores zero.
+pub const STATUS_ERROR: &str = "error";
+
+/// A text field of a recorded tool call (`{text, truncated, original_chars}`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TextField {
+    /// The (possibly shortened) text.
+    pub text: String,
+    /// Whether `text` was shortened.
+    pub truncated: bool,
+    /// Characters before shortening.
+    pub original_chars: usize,
+}
+
+impl TextField {
+    /// A text kept whole or previewed to `prefix_chars` characters.
+    pub fn new(text: &str, prefix_chars: Option<usize>) -> Self {
+        let original_chars = crate::text::char_len(text);
+        match prefix_chars {
+            Some(n) => {
+                let (text, truncated) = crate::text::preview(text, n);
+                Self {
+                    text,
+                    truncated,
+                    original_chars,
+                }
+            }
+            None => Self {
+                text: text.to_string(),
+                truncated: false,
+                original_chars,
+            },
+        }
+    }
+}
+
+/// One tool call as the public records keep it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    /// 1-based step.
+    pub step: u32,
+    /// Tool name as called.
+    pub tool: String,
+    /// Envelope `ok`.
+    pub ok: bool,
+    /// The model's reason.
+    pub reason: String,
+    /// Arguments (for `python_exec`: `code_chars`, `code_sha1`,
+    /// `code_preview`, `code_path`, as in the public records).
+    pub args: Value,
+    /// Pretty JSON of the envelope's `output`.
+    pub output: TextField,
+    /// `python_exec` code preview.
+    #[serde(default)]
+    pub code: TextField,
+    /// `python_exec` standard output.
+    #[serde(default)]
+    pub stdout: TextField,
+    /// `python_exec` standard error.
+    #[serde(default)]
+    pub stderr: TextField,
+    /// `python_exec` return code.
+    #[serde(default)]
+    pub returncode: Option<i64>,
+    /// Envelope warnings.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Release-relative evidence paths.
+    #[serde(default)]
+    pub evidence_files: Vec<String>,
+}
+
+/// `diagnostics` of a record: the public fields plus cached tokens, cost
+/// and, for failed runs, the error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Diagnostics {
+    /// `ok` or `error`.
+    pub run_status: String,
+    /// `model_final`, `round_limit`, `research_time_limit`, those with
+    /// `_fallback`; for failed runs `format_error`, `model_error` or
+    /// `controller_error`.
+    pub termination_reason: Option<String>,
+    /// Wall time of the run in seconds.
+    pub latency_s: f64,
+    /// Tool calls made.
+    pub tool_calls: u32,
+    /// Successful model calls.
+    pub model_rounds: u32,
+    /// Calls of `read_text_file`, `summarize_table_or_json`, `inspect_image`.
+    pub file_reads: u32,
+    /// Distinct evidence paths over all calls.
+    pub unique_evidence_files: u32,
+    /// Calls of `python_exec`.
+    pub python_calls: u32,
+    /// Calls with `ok: false`.
+    pub tool_errors: u32,
+    /// Prompt tokens over all model calls.
+    pub prompt_tokens: u64,
+    /// Completion tokens over all model calls.
+    pub completion_tokens: u64,
+    /// Prompt plus completion tokens.
+    pub total_tokens: u64,
+    /// Prompt tokens served from a provider cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
+    /// Cost from the price table; `null` when no price is known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Why a failed run failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `trajectory.json`: the public recorded-run schema.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Trajectory {
+    /// Task id (`CSX-001_Q1`).
+    pub task_id: String,
+    /// System id.
+    pub model_id: String,
+    /// Display name.
+    pub model_name: String,
+    /// Judge scores; `null` until judged.
+    #[serde(default)]
+    pub scores: Option<Value>,
+    /// Run diagnostics.
+    pub diagnostics: Diagnostics,
+    /// Every tool call, failed ones included.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Evidence items of the final answer.
+    #[serde(default)]
+    pub evidence: Vec<Value>,
+    /// Reasoning summary of the final answer.
+    #[serde(default)]
+    pub reasoning_summary: Vec<String>,
+    /// Unsupported or unresolved elements.
+    #[serde(default)]
+    pub unsupported_or_unresolved: Vec<String>,
+    /// The submitted answer.
+    pub final_answer: Value,
+    /// Judge rationale; `null` until judged.
+    #[serde(default)]
+    pub judge_rationale: Option<Value>,
+}
+
+impl Trajectory {
+    /// Reads a `trajectory.json` (ours or a public recorded run).
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| ControllerError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ControllerError::Json {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Whether the run finished (`run_status: ok`).
+    pub fn is_ok(&self) -> bool {
+        self.diagnostics.run_status == STATUS_OK
+    }
+}
+
+/// One model call, for `raw_conversation.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCallLog {
+    /// `research`, `review` or `finalization`.
+    pub phase: String,
+    /// Messages sent (after compaction).
+    pub request_messages: usize,
+    /// Characters sent.
+    pub request_chars: usize,
+    /// Whether older observations were summarised for this request.
+    pub compacted: bool,
+    /// Reply text (empty on failure).
+    pub text: String,
+    /// Native tool calls of the reply.
+    pub tool_calls: Vec<earthverse_model_provider::ToolCall>,
+    /// Finish reason.
+    pub finish_reason: Option<FinishReason>,
+    /// Token usage.
+    pub usage: TokenUsage,
+    /// Seconds, retries included.
+    pub latency_s: f64,
+    /// Provider retries before the reply.
+    pub retries: Vec<RetryAttempt>,
+    /// Error when the call failed.
+    pub error: Option<String>,
+    /// Raw response body.
+    pub raw: Option<Value>,
+}
+
+/// Controller-side facts of a run, for `run_notes.md`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunNotes {
+    /// Protocol used.
+    pub protocol: String,
+    /// Format repairs used.
+    pub repairs_used: u32,
+    /// Whether the forced finalisation call was made.
+    pub forced_finalization: bool,
+    /// Review turns used (0 when review is off).
+    pub review_turns: u32,
+    /// Whether the review revised the draft answer.
+    pub review_revised: Option<bool>,
+    /// Specialist calls counted by the required-tool policy (capped).
+    pub specialist_calls_counted: Option<usize>,
+    /// Final answers refused by the required-tool policy.
+    pub refused_finals: u32,
+    /// Requests whose older observations were summarised.
+    pub compacted_requests: u32,
+    /// Provider retries over all calls.
+    pub provider_retries: u32,
+    /// Free-form events, in order.
+    pub events: Vec<String>,
+}
+
+/// A Python snippet executed during the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snippet {
+    /// Run-relative path (`python_snippets/step_05_<sha1>.py`).
+    pub path: String,
+    /// Full code.
+    pub code: String,
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// The public-schema record.
+    pub trajectory: Trajectory,
+    /// Confidence of the final answer.
+    pub confidence: Option<f64>,
+    /// The full, uncompacted conversation.
+    pub conversation: Vec<Entry>,
+    /// Every model call.
+    pub model_calls: Vec<ModelCallLog>,
+    /// Controller notes.
+    pub notes: RunNotes,
+    /// Python snippets.
+    pub snippets: Vec<Snippet>,
+    /// Settings the run used.
+    pub settings: ControllerSettings,
+}
+
+impl RunRecord {
+    /// An `error` record for a run that could not even start (bad task,
+    /// provider construction failure). It scores zero.
+    pub fn error(task_id: &str, model_id: &str, message: &str) -> Self {
+        let answer = crate::protocol::FinalAnswer::fallback("error", "controller_error");
+        Self {
+            trajectory: Trajectory {
+                task_id: task_id.to_string(),
+                model_id: model_id.to_string(),
+                model_name: model_id.to_string(),
+                scores: None,
+                diagnostics: Diagnostics {
+                    run_status: STATUS_ERROR.into(),
+                    termination_reason: Some("controller_error".into()),
+                    latency_s: 0.0,
+                    tool_calls: 0,
+                    model_rounds: 0,
+                    file_reads: 0,
+                    unique_evidence_files: 0,
+                    python_calls: 0,
+                    tool_errors: 0,
+                    prompt_tokens: 0,
+                    completion_tokens: 0,
+                    total_tokens: 0,
+                    cached_tokens: Some(0),
+                    cost_usd: None,
+                    error: Some(message.to_string()),
+                },
+                tool_calls: Vec::new(),
+                evidence: Vec::new(),
+                reasoning_summary: answer.reasoning_summary,
+                unsupported_or_unresolved: answer.unsupported_or_unresolved,
+                final_answer: answer.final_answer,
+                judge_rationale: None,
+            },
+            confidence: None,
+            conversation: Vec::new(),
+            model_calls: Vec::new(),
+            notes: RunNotes {
+                events: vec![format!("run failed before it started: {message}")],
+                ..RunNotes::default()
+            },
+            snippets: Vec::new(),
+            settings: ControllerSettings::default(),
+        }
+    }
+
+    /// Writes every artifact into `dir` (created if needed), each atomically,
+    /// `trajectory.json` last.
+    pub fn write_to(&self, dir: &Path) -> Result<()> {
+        std::fs::create_dir_all(dir).map_err(|source| ControllerError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+        for snippet in &self.snippets {
+            write_atomic(&dir.join(&snippet.path), snippet.code.as_bytes())?;
+        }
+        write_atomic(&dir.join("answer.md"), self.answer_md().as_bytes())?;
+        write_atomic(&dir.join("tool_trace.md"), self.tool_trace_md().as_bytes())?;
+        write_atomic(&dir.join("run_notes.md"), self.run_notes_md().as_bytes())?;
+        let raw = serde_json::json!({
+            "task_id": self.trajectory.task_id,
+            "model_id": self.trajectory.model_id,
+            "settings": self.settings,
+            "messages": self.conversation,
+            "model_calls": self.model_calls,
+        });
+        write_json_atomic(&dir.join("raw_conversation.json"), &raw)?;
+        write_json_atomic(&dir.join("trajectory.json"), &self.trajectory)
+    }
+
+    /// `answer.md`.
+    pub fn answer_md(&self) -> String {
+        let t = &self.trajectory;
+        let mut out = format!(
+            "# Answer: {} ({})\n\nrun_status: {} · termination: {}\n\n## Final answer\n\n```json\n{}\n```\n",
+            t.task_id,
+            t.model_id,
+            t.diagnostics.run_status,
+            t.diagnostics.termination_reason.as_deref().unwrap_or("none"),
+            serde_json::to_string_pretty(&t.final_answer).unwrap_or_default()
+        );
+        if let Some(c) = self.confidence {
+            out.push_str(&format!("\nConfidence: {c}\n"));
+        }
+        out.push_str("\n## Evidence\n\n");
+        for e in &t.evidence {
+            let field = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            out.push_str(&format!(
+                "- {} — `{}` ({})\n",
+                field("claim"),
+                field("source_file"),
+                field("support_type")
+            ));
+        }
+        out.push_str("\n## Reasoning summary\n\n");
+        for (i, s) in t.reasoning_summary.iter().enumerate() {
+            out.push_str(&format!("{}. {s}\n", i + 1));
+        }
+        out.push_str("\n## Unsupported or unresolved\n\n");
+        for s in &t.unsupported_or_unresolved {
+            out.push_str(&format!("- {s}\n"));
+        }
+        out
+    }
+
+    /// `tool_trace.md`.
+    pub fn tool_trace_md(&self) -> String {
+        let mut out = format!(
+            "# Tool trace: {} ({})\n\n",
+            self.trajectory.task_id, self.trajectory.model_id
+        );
+        for c in &self.trajectory.tool_calls {
+            out.push_str(&format!(
+                "## Step {} · `{}` · {}\n\nReason: {}\n\nArguments:\n\n```json\n{}\n```\n\nOutput:\n\n```\n{}\n```\n",
+                c.step,
+                c.tool,
+                if c.ok { "ok" } else { "failed" },
+                c.reason,
+                serde_json::to_string_pretty(&c.args).unwrap_or_default(),
+                c.output.text
+            ));
+            if !c.warnings.is_empty() {
+                out.push_str(&format!("\nWarnings: {}\n", c.warnings.join("; ")));
+            }
+            if !c.evidence_files.is_empty() {
+                out.push_str(&format!("\nEvidence: {}\n", c.evidence_files.join(", ")));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// `run_notes.md`.
+    pub fn run_notes_md(&self) -> String {
+        let d = &self.trajectory.diagnostics;
+        let n = &self.notes;
+        let mut out = format!(
+            "# Run notes: {} ({})\n\n| field | value |\n|---|---|\n",
+            self.trajectory.task_id, self.trajectory.model_id
+        );
+        let rows: Vec<(&str, String)> = vec![
+            ("run_status", d.run_status.clone()),
+            (
+                "termination_reason",
+                d.termination_reason.clone().unwrap_or_default(),
+            ),
+            ("latency_s", format!("{:.3}", d.latency_s)),
+            ("model_rounds", d.model_rounds.to_string()),
+            ("tool_calls", d.tool_calls.to_string()),
+            ("tool_errors", d.tool_errors.to_string()),
+            ("file_reads", d.file_reads.to_string()),
+            ("python_calls", d.python_calls.to_string()),
+            ("unique_evidence_files", d.unique_evidence_files.to_string()),
+            ("prompt_tokens", d.prompt_tokens.to_string()),
+            ("completion_tokens", d.completion_tokens.to_string()),
+            ("cached_tokens", d.cached_tokens.unwrap_or(0).to_string()),
+            (
+                "cost_usd",
+                d.cost_usd
+                    .map(|c| format!("{c:.6}"))
+                    .unwrap_or("unknown".into()),
+            ),
+            ("protocol", n.protocol.clone()),
+            ("repairs_used", n.repairs_used.to_string()),
+            ("forced_finalization", n.forced_finalization.to_string()),
+            ("review_turns", n.review_turns.to_string()),
+            (
+                "specialist_calls_counted",
+                n.specialist_calls_counted
+                    .map(|c| c.to_string())
+                    .unwrap_or("policy off".into()),
+            ),
+            ("refused_finals", n.refused_finals.to_string()),
+            ("compacted_requests", n.compacted_requests.to_string()),
+            ("provider_retries", n.provider_retries.to_string()),
+        ];
+        for (k, v) in rows {
+            out.push_str(&format!("| {k} | {v} |\n"));
+        }
+        if let Some(e) = &d.error {
+            out.push_str(&format!("\n## Error\n\n{e}\n"));
+        }
+        out.push_str("\n## Events\n\n");
+        for e in &n.events {
+            out.push_str(&format!("- {e}\n"));
+        }
+        out.push_str(&format!(
+            "\n## Budgets\n\n```json\n{}\n```\n",
+            serde_json::to_string_pretty(&self.settings.budgets).unwrap_or_default()
+        ));
+        out
+    }
+}
+
+/// Writes `bytes` to `path` atomically: a temporary file in the same
+/// directory, flushed and synced, then renamed over `path`.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let io = |source| ControllerError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let mut file = std::fs::File::create(&tmp).map_err(io)?;
+    file.write_all(bytes).map_err(io)?;
+    file.sync_all().map_err(io)?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+/// Serialises `value` as pretty JSON and writes it atomically.
+pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let text = serde_json::to_string_pretty(value).map_err(|source| ControllerError::Json {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    write_atomic(path, text.as_bytes())
+}

@@ -1,0 +1,212 @@
+//! Every limit of the controller as a setting, with the paper's value as the
+//! default (Appendix C.2; `reference-harness.md` "Budgets and context").
+
+use earthverse_model_provider::Sampling;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Execution budgets of one run (paper Appendix C.2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Budgets {
+    /// Maximum model turns in the research phase (C.2: 48).
+    pub max_turns: u32,
+    /// Wall-clock budget of the whole task (C.2: 1,800 s).
+    pub task_time: Duration,
+    /// Time reserved for finalisation (C.2: 120 s), so research stops at
+    /// `task_time - finalization_reserve` (1,680 s).
+    pub finalization_reserve: Duration,
+    /// Timeout of the forced final call (C.2: a separate 120 s).
+    pub final_call_timeout: Duration,
+    /// Limit of one `python_exec` call (C.2: 60 s). Enforced by the Python
+    /// tool; carried here so one settings object describes the run.
+    pub python_timeout: Duration,
+    /// Maximum characters of one observation message (C.2: 12,000).
+    pub observation_max_chars: usize,
+    /// Schema repairs allowed per run before the run fails (C.2: 2).
+    pub max_repairs: u32,
+}
+
+impl Default for Budgets {
+    fn default() -> Self {
+        Self {
+            max_turns: 48,
+            task_time: Duration::from_secs(1_800),
+            finalization_reserve: Duration::from_secs(120),
+            final_call_timeout: Duration::from_secs(120),
+            python_timeout: Duration::from_secs(60),
+            observation_max_chars: 12_000,
+            max_repairs: 2,
+        }
+    }
+}
+
+impl Budgets {
+    /// Research time: task time minus the finalisation reserve (1,680 s by default).
+    pub fn research_time(&self) -> Duration {
+        self.task_time.saturating_sub(self.finalization_reserve)
+    }
+}
+
+/// Context compaction (`reference-harness.md` "Budgets and context"; C.2
+/// "16 recent messages and a 24,000-character research state").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextPolicy {
+    /// Messages after the system and task messages kept verbatim (16).
+    pub recent_messages: usize,
+    /// Maximum characters of the one summary of older observations (24,000).
+    pub summary_max_chars: usize,
+    /// Maximum characters of one older observation in the summary (1,400).
+    pub old_observation_max_chars: usize,
+    /// Share of an old observation's budget kept from its head; the rest
+    /// comes from its tail (68:32).
+    pub head_share: f64,
+    /// Cap on recent assistant messages (8,000).
+    pub recent_assistant_max_chars: usize,
+    /// Cap on recent observations (12,000).
+    pub recent_observation_max_chars: usize,
+}
+
+impl Default for ContextPolicy {
+    fn default() -> Self {
+        Self {
+            recent_messages: 16,
+            summary_max_chars: 24_000,
+            old_observation_max_chars: 1_400,
+            head_share: 0.68,
+            recent_assistant_max_chars: 8_000,
+            recent_observation_max_chars: 12_000,
+        }
+    }
+}
+
+/// The final evidence-review phase (Appendix E, REVIEW prompt; Table 3
+/// "Interactive with final review"). Off by default: the standard
+/// leaderboard rows run without it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewSettings {
+    /// Run a review phase after the first final answer.
+    pub enabled: bool,
+    /// `<<MAX_REVIEW_TURNS>>` of the REVIEW prompt. The paper does not print
+    /// the value; 6 is our default.
+    pub max_review_turns: u32,
+}
+
+impl Default for ReviewSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            max_review_turns: 6,
+        }
+    }
+}
+
+/// The required-tool compliance contract of the professional-environment
+/// studies (Appendix A.4, C.5): at least 2 successful, distinct specialist
+/// calls, target 3, at most 4 counted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequiredToolPolicy {
+    /// Specialist tools that count. Empty: every tool the tool box marks as
+    /// specialist (`ToolBox::is_specialist`).
+    pub specialist_tools: Vec<String>,
+    /// Successful distinct calls needed before a final answer is accepted (2).
+    pub min_successful: usize,
+    /// Target named in the corrective prompt (3).
+    pub target: usize,
+    /// At most this many calls are counted (4).
+    pub max_counted: usize,
+}
+
+impl Default for RequiredToolPolicy {
+    fn default() -> Self {
+        Self {
+            specialist_tools: Vec::new(),
+            min_successful: 2,
+            target: 3,
+            max_counted: 4,
+        }
+    }
+}
+
+/// How tool actions travel between controller and model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// The reference protocol: one JSON object per assistant message
+    /// (`{"action":"tool_call",...}` or `{"action":"final_answer",...}`).
+    #[default]
+    JsonInMessage,
+    /// Provider-native tool calling; the final answer arrives as a call of
+    /// a `final_answer` tool or as a final-answer JSON object in text.
+    NativeTools,
+}
+
+/// Price of one million tokens, for the run's `cost_usd`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Price {
+    /// USD per million uncached prompt tokens.
+    pub input_per_mtok: f64,
+    /// USD per million cached prompt tokens.
+    pub cached_input_per_mtok: f64,
+    /// USD per million completion tokens.
+    pub output_per_mtok: f64,
+}
+
+impl Price {
+    /// Cost of a usage total.
+    pub fn cost(&self, prompt: u64, cached: u64, completion: u64) -> f64 {
+        let uncached = prompt.saturating_sub(cached) as f64;
+        (uncached * self.input_per_mtok
+            + cached as f64 * self.cached_input_per_mtok
+            + completion as f64 * self.output_per_mtok)
+            / 1_000_000.0
+    }
+}
+
+/// All settings of a [`crate::Controller`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ControllerSettings {
+    /// Budgets (App. C.2).
+    pub budgets: Budgets,
+    /// Context compaction.
+    pub context: ContextPolicy,
+    /// Final evidence review (App. E).
+    pub review: ReviewSettings,
+    /// Required-tool policy (App. A.4); `None` = no requirement.
+    pub required_tools: Option<RequiredToolPolicy>,
+    /// Wire protocol for tool actions.
+    pub protocol: Protocol,
+    /// Ask the backend for JSON-object replies (`response_format`).
+    pub json_mode: bool,
+    /// Sampling settings passed through to the model.
+    pub sampling: Sampling,
+    /// `model_id` written in the record; default: the model's own id.
+    pub model_id: Option<String>,
+    /// `model_name` written in the record; default: the model id.
+    pub model_name: Option<String>,
+    /// Price for `cost_usd`; `None` writes `cost_usd: null`.
+    pub price: Option<Price>,
+    /// Characters of each tool output kept in `trajectory.json` (the public
+    /// records keep a 1,720-character preview followed by
+    /// `\n...[TRUNCATED]...`); `None` keeps full outputs. The model always
+    /// sees the full observation (up to `observation_max_chars`), and
+    /// `raw_conversation.json` keeps it.
+    pub record_output_chars: Option<usize>,
+}
+
+impl Default for ControllerSettings {
+    fn default() -> Self {
+        Self {
+            budgets: Budgets::default(),
+            context: ContextPolicy::default(),
+            review: ReviewSettings::default(),
+            required_tools: None,
+            protocol: Protocol::default(),
+            json_mode: false,
+            sampling: Sampling::default(),
+            model_id: None,
+            model_name: None,
+            price: None,
+            record_output_chars: Some(1_720),
+        }
+    }
+}
