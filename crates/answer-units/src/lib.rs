@@ -25,6 +25,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod agreement;
 mod context;
 mod count;
 mod error;
@@ -35,6 +36,7 @@ mod score;
 mod units;
 mod values;
 
+pub use agreement::{agreement, is_tuning_event, pearson, Agreement, RunPair, SystemAgreement};
 pub use context::{extract_tolerances, ScoringContext};
 pub use count::count_units;
 pub use error::{Error, Result};

@@ -1,12 +1,321 @@
-//! `earthverse units` (not yet implemented).
+//! `earthverse units`: answer-unit counts per task (§4.1), or unit-by-unit
+//! scores of recorded runs with their agreement with the published judge.
 
+use anyhow::Context;
+use earthverse_answer_units::{
+    agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
+    strict_at_95, Agreement, RunPair, ScoringContext, UnitLedgerEntry,
+};
+use earthverse_package_model::{load_recorded_runs_with_errors, Release, Task, ToleranceRule};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Arguments of `earthverse units`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Root of a release (the directory holding `tasks/`).
+    pub release_root: PathBuf,
+    /// Score the recorded runs in this directory (`exploration`,
+    /// `exploration/trajectories`, or one system's folder).
+    #[arg(long)]
+    pub runs: Option<PathBuf>,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// Include every run's unit ledger (with `--runs`).
+    #[arg(long)]
+    pub ledger: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct TaskUnits {
+    task_id: String,
+    event_id: String,
+    units: usize,
+    required: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct CountReport {
+    tasks: Vec<TaskUnits>,
+    task_count: usize,
+    total_units: usize,
+    mean_units_per_task: f64,
+    total_required: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct RunUnits {
+    system: String,
+    task_id: String,
+    event_id: String,
+    /// `tuning` or `held_out` (see `is_tuning_event`).
+    half: &'static str,
+    u_all: f64,
+    u_required: f64,
+    units_total: usize,
+    units_matched: usize,
+    units_counted: usize,
+    units_counted_matched: usize,
+    published_unit_accuracy: Option<f64>,
+    published_units_total: Option<u64>,
+    published_units_correct: Option<u64>,
+    parse_shape: earthverse_answer_units::AnswerShape,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ledger: Option<Vec<UnitLedgerEntry>>,
+}
+
+#[derive(Debug, Serialize)]
+struct RunsReport {
+    runs: Vec<RunUnits>,
+    skipped_runs: Vec<String>,
+    strict95: Strict95,
+    /// Judge-like reading (`u_required`) against the published unit accuracy.
+    agreement: Agreement,
+    agreement_tuning: Agreement,
+    agreement_held_out: Agreement,
+    /// Paper reading (`u_all`) against the published unit accuracy.
+    agreement_u_all: Agreement,
+}
+
+#[derive(Debug, Serialize)]
+struct Strict95 {
+    ours_u_required: f64,
+    ours_u_all: f64,
+    published: f64,
+}
 
 /// Runs the command.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`earthverse units` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let release = Release::load(&args.release_root)
+        .with_context(|| format!("loading release {}", args.release_root.display()))?;
+    for error in release.load_errors() {
+        tracing::warn!(?error, "task file skipped");
+    }
+    match &args.runs {
+        None => count(&release, args.json),
+        Some(dir) => score_runs(&release, dir, &args),
+    }
+}
+
+fn context_for(task: &Task) -> anyhow::Result<ScoringContext> {
+    ScoringContext::new(task.question.clone())
+        .with_tolerances(task_tolerances(task))
+        .with_context(|| format!("tolerances of task {}", task.task_id))
+}
+
+/// The task's absolute numeric tolerances: the package model's typed
+/// tolerances (absolute; relative and ranges around a stated target), merged
+/// with [`extract_tolerances`] over the whole ground truth (which also finds
+/// the `tolerances` objects nested under `primary_gt`, `key_values`, ...).
+fn task_tolerances(task: &Task) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for (name, stated) in task.ground_truth.tolerances() {
+        let value = match stated.rule {
+            ToleranceRule::Absolute { tolerance } => Some(tolerance.abs()),
+            ToleranceRule::Relative { tolerance } => stated.target.map(|t| (tolerance * t).abs()),
+            ToleranceRule::Range { min, max } => {
+                stated.target.map(|t| (t - min).abs().max((max - t).abs()))
+            }
+            _ => None,
+        };
+        if let Some(v) = value.filter(|v| v.is_finite()) {
+            out.push((name, v));
+        }
+    }
+    if let Ok(raw) = serde_json::to_value(&task.ground_truth) {
+        out.extend(extract_tolerances(&raw));
+    }
+    out
+}
+
+fn count(release: &Release, json: bool) -> anyhow::Result<ExitCode> {
+    let mut tasks = Vec::new();
+    for task in release.tasks() {
+        let ctx = context_for(task)?;
+        let units = decompose(&task.ground_truth.primary_gt, &ctx);
+        tasks.push(TaskUnits {
+            task_id: task.task_id.clone(),
+            event_id: task.event_id.clone(),
+            units: count_units(&task.ground_truth.primary_gt),
+            required: units.iter().filter(|u| u.required && !u.meta).count(),
+        });
+    }
+    let total_units: usize = tasks.iter().map(|t| t.units).sum();
+    let report = CountReport {
+        task_count: tasks.len(),
+        total_units,
+        mean_units_per_task: if tasks.is_empty() {
+            0.0
+        } else {
+            total_units as f64 / tasks.len() as f64
+        },
+        total_required: tasks.iter().map(|t| t.required).sum(),
+        tasks,
+    };
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("{:<16} {:>6} {:>9}", "task", "units", "required");
+        for t in &report.tasks {
+            println!("{:<16} {:>6} {:>9}", t.task_id, t.units, t.required);
+        }
+        println!(
+            "total: {} units over {} tasks ({:.2} per task); {} named by the questions",
+            report.total_units,
+            report.task_count,
+            report.mean_units_per_task,
+            report.total_required
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> {
+    let (entries, errors) = load_recorded_runs_with_errors(dir)
+        .with_context(|| format!("loading recorded runs from {}", dir.display()))?;
+    let mut skipped: Vec<String> = errors.iter().map(|e| format!("{e:?}")).collect();
+    let mut contexts: BTreeMap<&str, (&Task, ScoringContext)> = BTreeMap::new();
+    for task in release.tasks() {
+        contexts.insert(task.task_id.as_str(), (task, context_for(task)?));
+    }
+    let mut runs = Vec::with_capacity(entries.len());
+    for entry in &entries {
+        let Some((task, ctx)) = contexts.get(entry.task_id.as_str()) else {
+            skipped.push(format!(
+                "{}: task {} is not in the release",
+                entry.path.display(),
+                entry.task_id
+            ));
+            continue;
+        };
+        let score = score_answer(&task.ground_truth.primary_gt, &entry.run.final_answer, ctx);
+        let scores = &entry.run.scores;
+        runs.push(RunUnits {
+            system: entry.system_id.clone(),
+            task_id: entry.task_id.clone(),
+            event_id: task.event_id.clone(),
+            half: if is_tuning_event(&task.event_id) {
+                "tuning"
+            } else {
+                "held_out"
+            },
+            u_all: score.u_all,
+            u_required: score.u_required,
+            units_total: score.units_total,
+            units_matched: score.units_matched,
+            units_counted: score.units_counted,
+            units_counted_matched: score.units_counted_matched,
+            published_unit_accuracy: scores.unit_accuracy,
+            published_units_total: scores.answer_units_total,
+            published_units_correct: scores.answer_units_correct,
+            parse_shape: score.parse.shape,
+            ledger: args.ledger.then_some(score.ledger),
+        });
+    }
+    let pairs = |half: Option<&str>, all_reading: bool| -> Vec<RunPair> {
+        runs.iter()
+            .filter(|r| half.is_none_or(|h| r.half == h))
+            .filter_map(|r| {
+                r.published_unit_accuracy.map(|published| RunPair {
+                    system: r.system.clone(),
+                    ours: if all_reading { r.u_all } else { r.u_required },
+                    published,
+                })
+            })
+            .collect()
+    };
+    let report = RunsReport {
+        strict95: Strict95 {
+            ours_u_required: strict_at_95(runs.iter().map(|r| r.u_required)),
+            ours_u_all: strict_at_95(runs.iter().map(|r| r.u_all)),
+            published: strict_at_95(runs.iter().filter_map(|r| r.published_unit_accuracy)),
+        },
+        agreement: agreement(&pairs(None, false)),
+        agreement_tuning: agreement(&pairs(Some("tuning"), false)),
+        agreement_held_out: agreement(&pairs(Some("held_out"), false)),
+        agreement_u_all: agreement(&pairs(None, true)),
+        skipped_runs: skipped,
+        runs,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string(&report)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_runs(&report, args.ledger);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_runs(report: &RunsReport, ledger: bool) {
+    println!(
+        "{:<24} {:<14} {:>8} {:>8} {:>10} {:>6}",
+        "system", "task", "U_req", "U_all", "published", "half"
+    );
+    for r in &report.runs {
+        let published = r
+            .published_unit_accuracy
+            .map_or("-".to_owned(), |p| format!("{p:.2}"));
+        println!(
+            "{:<24} {:<14} {:>8.2} {:>8.2} {:>10} {:>6}",
+            r.system,
+            r.task_id,
+            r.u_required,
+            r.u_all,
+            published,
+            if r.half == "tuning" { "tune" } else { "held" }
+        );
+        if let Some(entries) = r.ledger.as_ref().filter(|_| ledger) {
+            for e in entries {
+                println!(
+                    "    {} {:<48} expected {} found {} at {} — {}",
+                    if e.matched {
+                        "✔"
+                    } else if e.counted {
+                        "✘"
+                    } else {
+                        "·"
+                    },
+                    e.path,
+                    e.expected,
+                    e.found.as_ref().map_or("-".to_owned(), |v| v.to_string()),
+                    e.found_at.as_deref().unwrap_or("-"),
+                    e.why
+                );
+            }
+        }
+    }
+    for skipped in &report.skipped_runs {
+        println!("skipped: {skipped}");
+    }
+    println!();
+    let line = |name: &str, a: &Agreement| {
+        println!(
+            "{name:<22} runs {:4}  MAE {:5.2}  bias {:+5.2}  Pearson {:.3}  Spearman {:.3}  within5 {:5.1}%  within10 {:5.1}%  max system gap {:.2}",
+            a.runs, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10, a.max_system_gap
+        );
+    };
+    line("U_req vs published", &report.agreement);
+    line("  tuning events", &report.agreement_tuning);
+    line("  held-out events", &report.agreement_held_out);
+    line("U_all vs published", &report.agreement_u_all);
+    println!(
+        "Strict@95: ours (U_req) {:.1}%, ours (U_all) {:.1}%, published {:.1}%",
+        report.strict95.ours_u_required, report.strict95.ours_u_all, report.strict95.published
+    );
+    println!(
+        "\n{:<24} {:>5} {:>8} {:>10} {:>7}",
+        "system", "runs", "ours", "published", "Δ"
+    );
+    for s in &report.agreement.per_system {
+        println!(
+            "{:<24} {:>5} {:>8.2} {:>10.2} {:>+7.2}",
+            s.system,
+            s.runs,
+            s.ours,
+            s.published,
+            s.ours - s.published
+        );
+    }
 }

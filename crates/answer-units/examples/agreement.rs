@@ -1,0 +1,137 @@
+//! Agreement of the deterministic unit scorer with the published judge on a
+//! release's recorded runs, split into the tuning and held-out event halves.
+//!
+//! `cargo run -p earthverse-answer-units --example agreement -- <release-root> [rows.tsv]`
+//!
+//! (The `earthverse units <root> --runs DIR` command reports the same
+//! figures through the package model; this example reads the JSON directly.)
+
+use earthverse_answer_units::{
+    agreement, extract_tolerances, is_tuning_event, score_answer, Agreement, RunPair,
+    ScoringContext,
+};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let root = PathBuf::from(
+        args.next()
+            .ok_or("usage: agreement <release-root> [rows.tsv]")?,
+    );
+    let rows_out = args.next();
+    let mut tasks: BTreeMap<String, (Value, ScoringContext, String)> = BTreeMap::new();
+    for entry in std::fs::read_dir(root.join("tasks"))? {
+        let path = entry?.path();
+        let task: Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+        let id = task["task_id"].as_str().unwrap_or_default().to_owned();
+        let event = task["event_id"].as_str().unwrap_or_default().to_owned();
+        let gt = &task["ground_truth"];
+        let ctx = ScoringContext::new(task["question"].as_str().unwrap_or_default())
+            .with_tolerances(extract_tolerances(gt))?;
+        tasks.insert(id, (gt["primary_gt"].clone(), ctx, event));
+    }
+    let mut sets: [Vec<RunPair>; 3] = Default::default();
+    let mut all_reading = Vec::new();
+    let mut rows = String::new();
+    let traj = root.join("exploration").join("trajectories");
+    let mut systems: Vec<_> = std::fs::read_dir(&traj)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
+    systems.sort();
+    for system_dir in systems {
+        let system = system_dir
+            .file_name()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let mut files: Vec<_> = std::fs::read_dir(&system_dir)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        for file in files {
+            let run: Value = serde_json::from_slice(&std::fs::read(&file)?)?;
+            let task_id = run["task_id"].as_str().unwrap_or_default();
+            let Some((gt, ctx, event)) = tasks.get(task_id) else {
+                continue;
+            };
+            let Some(published) = run["scores"]["unit_accuracy"].as_f64() else {
+                continue;
+            };
+            let score = score_answer(gt, &run["final_answer"], ctx);
+            let pair = RunPair {
+                system: system.clone(),
+                ours: score.u_required,
+                published,
+            };
+            all_reading.push(RunPair {
+                system: system.clone(),
+                ours: score.u_all,
+                published,
+            });
+            let half = if is_tuning_event(event) { 0 } else { 1 };
+            let count = |req: bool, matched: bool| {
+                score
+                    .ledger
+                    .iter()
+                    .filter(|e| !e.meta && e.required == req && (!matched || e.matched))
+                    .count()
+            };
+            let (nr, mr, no, mo) = (
+                count(true, false),
+                count(true, true),
+                count(false, false),
+                count(false, true),
+            );
+            rows.push_str(&format!(
+                "{}\t{}\t{}\t{:.2}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{}\t{nr}\t{mr}\t{no}\t{mo}\t{:?}\n",
+                if half == 0 { "tune" } else { "held" },
+                system,
+                task_id,
+                score.u_required,
+                score.u_all,
+                published,
+                score.units_counted,
+                run["scores"]["answer_units_total"].as_f64().unwrap_or(-1.0),
+                score.units_total,
+                run["scores"]["answer_units_correct"]
+                    .as_f64()
+                    .unwrap_or(-1.0),
+                score.parse.shape,
+            ));
+            sets[half].push(pair.clone());
+            sets[2].push(pair);
+        }
+    }
+    let show = |name: &str, a: &Agreement| {
+        println!(
+            "{name:>9}: runs {:4} MAE {:5.2} bias {:+5.2} pearson {:.3} spearman {:.3} within5 {:5.1}% within10 {:5.1}% max-system-gap {:4.2} system-r {:.3}",
+            a.runs, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10, a.max_system_gap, a.system_pearson
+        );
+    };
+    show("tune", &agreement(&sets[0]));
+    let held = agreement(&sets[1]);
+    show("held-out", &held);
+    show("all", &agreement(&sets[2]));
+    show("u_all/all", &agreement(&all_reading));
+    for s in &held.per_system {
+        println!(
+            "  held {:<24} {:3} ours {:6.2} published {:6.2} Δ {:+6.2}",
+            s.system,
+            s.runs,
+            s.ours,
+            s.published,
+            s.ours - s.published
+        );
+    }
+    if let Some(path) = rows_out {
+        let mut f = std::fs::File::create(path)?;
+        f.write_all(b"half\tsystem\ttask\tours\tu_all\tpublished\tcounted\tjudge_total\tleaves\tjudge_correct\tnr\tmr\tno\tmo\tshape\n")?;
+        f.write_all(rows.as_bytes())?;
+    }
+    Ok(())
+}

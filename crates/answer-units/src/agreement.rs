@@ -1,0 +1,191 @@
+//! Agreement between our unit accuracy and the published judge's.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One scored run: the system, our U and the published `unit_accuracy`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunPair {
+    /// The system (model) that produced the run.
+    pub system: String,
+    /// Our U (0–100).
+    pub ours: f64,
+    /// The published judge's unit accuracy (0–100).
+    pub published: f64,
+}
+
+/// Per-system mean U, ours against published.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SystemAgreement {
+    /// The system.
+    pub system: String,
+    /// Runs of the system.
+    pub runs: usize,
+    /// Our mean U.
+    pub ours: f64,
+    /// The published mean unit accuracy.
+    pub published: f64,
+}
+
+/// Agreement figures over a set of runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Agreement {
+    /// Number of runs.
+    pub runs: usize,
+    /// Mean absolute difference, in points.
+    pub mae: f64,
+    /// Mean signed difference (ours − published), in points.
+    pub bias: f64,
+    /// Pearson correlation (0 when undefined).
+    pub pearson: f64,
+    /// Spearman rank correlation with average ranks for ties (0 when undefined).
+    pub spearman: f64,
+    /// Percentage of runs within 5 points.
+    pub within5: f64,
+    /// Percentage of runs within 10 points.
+    pub within10: f64,
+    /// Largest |ours − published| among per-system means.
+    pub max_system_gap: f64,
+    /// Pearson correlation of the per-system means.
+    pub system_pearson: f64,
+    /// Per-system means, sorted by system name.
+    pub per_system: Vec<SystemAgreement>,
+}
+
+/// Computes the agreement figures.
+///
+/// ```
+/// use earthverse_answer_units::{agreement, RunPair};
+/// let pairs = vec![
+///     RunPair { system: "a".into(), ours: 50.0, published: 54.0 },
+///     RunPair { system: "b".into(), ours: 80.0, published: 70.0 },
+///     RunPair { system: "b".into(), ours: 10.0, published: 20.0 },
+/// ];
+/// let a = agreement(&pairs);
+/// assert_eq!(a.runs, 3);
+/// assert!((a.mae - 8.0).abs() < 1e-9);
+/// assert!((a.within5 - 100.0 / 3.0).abs() < 1e-9);
+/// assert_eq!(a.per_system[1].published, 45.0);
+/// ```
+pub fn agreement(pairs: &[RunPair]) -> Agreement {
+    let n = pairs.len();
+    let ours: Vec<f64> = pairs.iter().map(|p| p.ours).collect();
+    let published: Vec<f64> = pairs.iter().map(|p| p.published).collect();
+    let diffs: Vec<f64> = pairs.iter().map(|p| p.ours - p.published).collect();
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let share = |limit: f64| {
+        if n == 0 {
+            0.0
+        } else {
+            100.0 * diffs.iter().filter(|d| d.abs() <= limit + 1e-9).count() as f64 / n as f64
+        }
+    };
+    let mut groups: BTreeMap<&str, (usize, f64, f64)> = BTreeMap::new();
+    for p in pairs {
+        let g = groups.entry(p.system.as_str()).or_insert((0, 0.0, 0.0));
+        g.0 += 1;
+        g.1 += p.ours;
+        g.2 += p.published;
+    }
+    let per_system: Vec<SystemAgreement> = groups
+        .into_iter()
+        .map(|(system, (runs, o, p))| SystemAgreement {
+            system: system.to_owned(),
+            runs,
+            ours: o / runs as f64,
+            published: p / runs as f64,
+        })
+        .collect();
+    let sys_ours: Vec<f64> = per_system.iter().map(|s| s.ours).collect();
+    let sys_pub: Vec<f64> = per_system.iter().map(|s| s.published).collect();
+    Agreement {
+        runs: n,
+        mae: mean(&diffs.iter().map(|d| d.abs()).collect::<Vec<_>>()),
+        bias: mean(&diffs),
+        pearson: pearson(&ours, &published),
+        spearman: pearson(&ranks(&ours), &ranks(&published)),
+        within5: share(5.0),
+        within10: share(10.0),
+        max_system_gap: per_system
+            .iter()
+            .map(|s| (s.ours - s.published).abs())
+            .fold(0.0, f64::max),
+        system_pearson: pearson(&sys_ours, &sys_pub),
+        per_system,
+    }
+}
+
+/// Pearson correlation; 0 when either side is constant or the lengths differ.
+pub fn pearson(x: &[f64], y: &[f64]) -> f64 {
+    let n = x.len();
+    if n < 2 || y.len() != n {
+        return 0.0;
+    }
+    let mx = x.iter().sum::<f64>() / n as f64;
+    let my = y.iter().sum::<f64>() / n as f64;
+    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
+    for (a, b) in x.iter().zip(y) {
+        sxy += (a - mx) * (b - my);
+        sxx += (a - mx) * (a - mx);
+        syy += (b - my) * (b - my);
+    }
+    if sxx <= 0.0 || syy <= 0.0 {
+        0.0
+    } else {
+        sxy / (sxx * syy).sqrt()
+    }
+}
+
+/// Ranks (1-based) with ties given their average rank.
+fn ranks(values: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..values.len()).collect();
+    order.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let mut out = vec![0.0; values.len()];
+    let mut i = 0;
+    while i < order.len() {
+        let mut j = i;
+        while j + 1 < order.len() && values[order[j + 1]] == values[order[i]] {
+            j += 1;
+        }
+        let rank = (i + j) as f64 / 2.0 + 1.0;
+        for &k in &order[i..=j] {
+            out[k] = rank;
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// The deterministic tuning/held-out split of events used for the agreement
+/// study: FNV-1a (64-bit) of the event id, even → tuning half, odd → held out.
+///
+/// ```
+/// use earthverse_answer_units::is_tuning_event;
+/// assert_ne!(is_tuning_event("CSX-001"), is_tuning_event("CSX-006"));
+/// ```
+pub fn is_tuning_event(event_id: &str) -> bool {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in event_id.bytes() {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    hash % 2 == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn correlations() {
+        assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
+        assert_eq!(pearson(&[1.0, 1.0], &[1.0, 2.0]), 0.0);
+        assert_eq!(ranks(&[10.0, 20.0, 10.0]), vec![1.5, 3.0, 1.5]);
+    }
+}
