@@ -18,6 +18,7 @@
 #![deny(missing_docs)]
 
 mod agreement;
+mod batch;
 mod cache;
 mod deterministic;
 mod error;
@@ -29,13 +30,18 @@ mod parse;
 mod prompt;
 mod record;
 mod rubric;
+mod units;
 
 pub use agreement::{agreement, Agreement};
+pub use batch::{
+    compare_published, done_keys, find_runs, load_tasks, read_records, PublishedAgreement,
+    RecordWriter, RunFile,
+};
 pub use cache::{cache_key, JudgeCache};
 pub use deterministic::{
-    approximate_rubric, criterion_anchors, empty_rubric_ledger, evaluate_deterministic, Anchor,
-    DeterministicJudge, RunHaystack, UnitOutcome, UnitScorer, ANCHOR_REL_TOLERANCE,
-    DETERMINISTIC_JUDGE_ID, UNIT_WEIGHT,
+    approximate_rubric, approximate_rubric_weighted, criterion_anchors, empty_rubric_ledger,
+    evaluate_deterministic, Anchor, DeterministicJudge, RunHaystack, UnitOutcome, UnitScorer,
+    ANCHOR_REL_TOLERANCE, DETERMINISTIC_JUDGE_ID, UNIT_WEIGHT,
 };
 pub use error::{JudgeError, Result};
 pub use input::{RunContext, TaskContext, ToolStep};
@@ -55,3 +61,4 @@ pub use rubric::{
     CoverageBand, Criterion, Rubric, RubricReport, COVERAGE_BANDS, MAX_CRITERIA, MIN_CRITERIA,
     RUBRIC_TOTAL_POINTS,
 };
+pub use units::{AnswerUnitsScorer, UnitReading};

@@ -11,19 +11,54 @@ pub const MIN_CRITERIA: usize = 5;
 pub const MAX_CRITERIA: usize = 8;
 
 /// One rubric criterion: "name, points, description, and partial_credit"
-/// (App. E RUBRIC).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// (App. E RUBRIC). Releases also carry `id`, `full_credit` and
+/// `no_credit`; list-valued texts are joined with "; ".
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Criterion {
     /// Event-specific name.
     pub name: String,
     /// Points the criterion is worth.
     pub points: f64,
     /// Full-credit requirement.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text_or_list")]
     pub description: String,
     /// Partial-credit and error rule.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "text_or_list")]
     pub partial_credit: String,
+    /// Explicit full-credit conditions, when given.
+    #[serde(
+        default,
+        deserialize_with = "text_or_list",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub full_credit: String,
+    /// Explicit no-credit conditions, when given.
+    #[serde(
+        default,
+        deserialize_with = "text_or_list",
+        skip_serializing_if = "String::is_empty"
+    )]
+    pub no_credit: String,
+    /// Stable id, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+}
+
+fn text_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let value = Value::deserialize(d)?;
+    Ok(match value {
+        Value::Null => String::new(),
+        Value::String(s) => s,
+        Value::Array(items) => items
+            .iter()
+            .map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        other => other.to_string(),
+    })
 }
 
 /// A task's 20-point process rubric (`ground_truth.rubric`).
@@ -142,7 +177,7 @@ impl Rubric {
     /// ```
     /// use earthverse_rubric_judge::{Criterion, Rubric};
     /// let c = |n: &str, p: f64| Criterion { name: n.into(), points: p,
-    ///     description: format!("{n} requirement"), partial_credit: String::new() };
+    ///     description: format!("{n} requirement"), ..Criterion::default() };
     /// let rubric = Rubric { criteria: vec![c("a", 4.0), c("b", 4.0), c("c", 4.0), c("d", 4.0)],
     ///     total_points: Some(16.0) };
     /// let report = rubric.validate();

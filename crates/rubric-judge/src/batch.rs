@@ -1,0 +1,304 @@
+//! Scoring many runs: loading tasks and recorded runs from disk, resuming
+//! an output JSONL file, and agreement with the published scores.
+
+use crate::agreement::{agreement, Agreement};
+use crate::error::{JudgeError, Result};
+use crate::input::{RunContext, TaskContext};
+use crate::record::EvaluationRecord;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+
+fn read_json(path: &Path) -> Result<Value> {
+    let bytes = std::fs::read(path).map_err(|source| JudgeError::Cache {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_slice(&bytes).map_err(|source| JudgeError::Json {
+        context: path.display().to_string(),
+        source,
+    })
+}
+
+/// Loads every `tasks/*.json` of a release root into task contexts, by id.
+pub fn load_tasks(release_root: &Path) -> Result<BTreeMap<String, TaskContext>> {
+    let dir = release_root.join("tasks");
+    let entries = std::fs::read_dir(&dir).map_err(|source| JudgeError::Cache {
+        path: dir.clone(),
+        source,
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    let mut tasks = BTreeMap::new();
+    for path in paths {
+        let value = read_json(&path)?;
+        let task = TaskContext::from_task_json(&value).map_err(|e| match e {
+            JudgeError::BadInput {
+                what,
+                id,
+                field,
+                problem,
+            } => JudgeError::BadInput {
+                what,
+                id: format!("{id} ({})", path.display()),
+                field,
+                problem,
+            },
+            other => other,
+        })?;
+        tasks.insert(task.task_id.clone(), task);
+    }
+    Ok(tasks)
+}
+
+/// A run found on disk.
+#[derive(Debug, Clone)]
+pub struct RunFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The run.
+    pub run: RunContext,
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let entries = std::fs::read_dir(dir).map_err(|source| JudgeError::Cache {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut items: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    items.sort();
+    for p in items {
+        if p.is_dir() {
+            walk(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Finds every run record (`*.json` objects with `task_id` and
+/// `final_answer` or `diagnostics`) under `dir`, recursively, sorted by
+/// path. Other JSON files are skipped.
+pub fn find_runs(dir: &Path) -> Result<Vec<RunFile>> {
+    let mut paths = Vec::new();
+    walk(dir, &mut paths)?;
+    let mut runs = Vec::new();
+    for path in paths {
+        let value = read_json(&path)?;
+        let is_run = value.get("task_id").is_some()
+            && (value.get("final_answer").is_some() || value.get("diagnostics").is_some());
+        if !is_run {
+            tracing::debug!(path = %path.display(), "not a run record; skipped");
+            continue;
+        }
+        let run = RunContext::from_run_json(&value).map_err(|e| match e {
+            JudgeError::BadInput {
+                what,
+                field,
+                problem,
+                ..
+            } => JudgeError::BadInput {
+                what,
+                id: path.display().to_string(),
+                field,
+                problem,
+            },
+            other => other,
+        })?;
+        runs.push(RunFile { path, run });
+    }
+    Ok(runs)
+}
+
+/// Reads the records already in a JSONL output (for resuming). A truncated
+/// last line (a crash mid-write) is dropped; any other bad line is an error.
+pub fn read_records(path: &Path) -> Result<Vec<EvaluationRecord>> {
+    let file = match std::fs::File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(source) => {
+            return Err(JudgeError::Cache {
+                path: path.to_path_buf(),
+                source,
+            })
+        }
+    };
+    let lines: Vec<String> = std::io::BufReader::new(file)
+        .lines()
+        .collect::<std::io::Result<_>>()
+        .map_err(|source| JudgeError::Cache {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let mut out = Vec::new();
+    let last = lines.len().saturating_sub(1);
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str(line) {
+            Ok(r) => out.push(r),
+            Err(_) if i == last => {
+                tracing::warn!(path = %path.display(), line = i + 1, "dropping a truncated last record");
+            }
+            Err(source) => {
+                return Err(JudgeError::Json {
+                    context: format!("{} line {}", path.display(), i + 1),
+                    source,
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends records to a JSONL file, one per line, flushed after each, so a
+/// killed batch loses at most the record being written.
+#[derive(Debug)]
+pub struct RecordWriter {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+impl RecordWriter {
+    /// Opens `path` for appending, rewriting it first with `keep` (the
+    /// valid records read by [`read_records`]) so a truncated tail is gone.
+    pub fn resume(path: &Path, keep: &[EvaluationRecord]) -> Result<Self> {
+        let io = |source| JudgeError::Cache {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        let mut text = String::new();
+        for r in keep {
+            text.push_str(
+                &serde_json::to_string(r).map_err(|source| JudgeError::Json {
+                    context: "evaluation record".into(),
+                    source,
+                })?,
+            );
+            text.push('\n');
+        }
+        let tmp = path.with_extension("jsonl.tmp");
+        std::fs::write(&tmp, text).map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(io)?;
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        Ok(Self {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    /// Appends one record.
+    pub fn write(&mut self, record: &EvaluationRecord) -> Result<()> {
+        let mut line = serde_json::to_string(record).map_err(|source| JudgeError::Json {
+            context: "evaluation record".into(),
+            source,
+        })?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|_| self.file.flush())
+            .map_err(|source| JudgeError::Cache {
+                path: self.path.clone(),
+                source,
+            })
+    }
+}
+
+/// The (task, system) pairs of records, for skipping finished work.
+pub fn done_keys(records: &[EvaluationRecord]) -> BTreeSet<(String, String)> {
+    records
+        .iter()
+        .map(|r| (r.task_id.clone(), r.system.clone()))
+        .collect()
+}
+
+/// Agreement of our records with the published scores stored in recorded
+/// runs, for U, H, P and Core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PublishedAgreement {
+    /// Runs with published scores that were matched to a record.
+    pub runs: usize,
+    /// U against `scores.unit_accuracy`.
+    pub unit_accuracy: Agreement,
+    /// H against `scores.answer`.
+    pub answer_correctness: Agreement,
+    /// P against `scores.rubric`.
+    pub rubric: Agreement,
+    /// Core against `scores.overall`.
+    pub core: Agreement,
+    /// Per-system means (ours, published) of Core, for a leaderboard check.
+    pub system_core_means: BTreeMap<String, (f64, f64)>,
+    /// Agreement of per-system mean Core.
+    pub system_core: Agreement,
+}
+
+/// Compares `records` with the `scores` of the runs they came from
+/// (matched by task id and system). Runs without published scores are
+/// ignored.
+pub fn compare_published(records: &[EvaluationRecord], runs: &[RunFile]) -> PublishedAgreement {
+    let by_key: BTreeMap<(&str, &str), &EvaluationRecord> = records
+        .iter()
+        .map(|r| ((r.task_id.as_str(), r.system.as_str()), r))
+        .collect();
+    let mut cols: [(Vec<f64>, Vec<f64>); 4] = Default::default();
+    let mut per_system: BTreeMap<String, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+    let mut n = 0;
+    for rf in runs {
+        let Some(scores) = rf.run.published_scores.as_ref() else {
+            continue;
+        };
+        let Some(rec) = by_key.get(&(rf.run.task_id.as_str(), rf.run.system.as_str())) else {
+            continue;
+        };
+        let get = |k: &str| scores.get(k).and_then(Value::as_f64);
+        let (Some(u), Some(h), Some(p)) = (get("unit_accuracy"), get("answer"), get("rubric"))
+        else {
+            continue;
+        };
+        let core = get("overall").unwrap_or((h.min(u) + p) / 2.0);
+        n += 1;
+        for (i, (ours, theirs)) in [
+            (rec.unit_accuracy, u),
+            (rec.answer_correctness_score, h),
+            (rec.llm_rubric_score, p),
+            (rec.core, core),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            cols[i].0.push(ours);
+            cols[i].1.push(theirs);
+        }
+        let e = per_system.entry(rec.system.clone()).or_default();
+        e.0.push(rec.core);
+        e.1.push(core);
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let system_core_means: BTreeMap<String, (f64, f64)> = per_system
+        .iter()
+        .map(|(s, (a, b))| (s.clone(), (mean(a), mean(b))))
+        .collect();
+    let (sa, sb): (Vec<f64>, Vec<f64>) = system_core_means.values().copied().unzip();
+    PublishedAgreement {
+        runs: n,
+        unit_accuracy: agreement(&cols[0].0, &cols[0].1),
+        answer_correctness: agreement(&cols[1].0, &cols[1].1),
+        rubric: agreement(&cols[2].0, &cols[2].1),
+        core: agreement(&cols[3].0, &cols[3].1),
+        system_core: agreement(&sa, &sb),
+        system_core_means,
+    }
+}

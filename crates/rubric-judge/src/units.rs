@@ -1,0 +1,65 @@
+//! U from the `answer-units` crate (paper §4.1).
+
+use crate::deterministic::{UnitOutcome, UnitScorer};
+use crate::input::TaskContext;
+use crate::record::AnswerUnitEntry;
+use earthverse_answer_units::{extract_tolerances, score_answer, ScoringContext};
+use serde_json::Value;
+
+/// Which reading of U to report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnitReading {
+    /// The judge-like reading: units the question asks for (plus matched
+    /// ones), scoring metadata skipped (`u_required`). Default: it is what
+    /// the published judge counted.
+    #[default]
+    Required,
+    /// Every scalar leaf of `primary_gt` (the paper's 10,879-unit count).
+    All,
+}
+
+/// The [`UnitScorer`] backed by `earthverse_answer_units::score_answer`,
+/// with the question and the task's tolerances as context.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnswerUnitsScorer {
+    /// Reading of U.
+    pub reading: UnitReading,
+}
+
+impl UnitScorer for AnswerUnitsScorer {
+    fn score_units(&self, task: &TaskContext, final_answer: &Value) -> UnitOutcome {
+        let base = ScoringContext::new(task.question.clone());
+        let tolerances = extract_tolerances(&task.ground_truth);
+        let ctx = base.clone().with_tolerances(tolerances).unwrap_or(base);
+        let score = score_answer(&task.primary_gt, final_answer, &ctx);
+        let (u, correct, total) = match self.reading {
+            UnitReading::Required => (
+                score.u_required,
+                score.units_counted_matched,
+                score.units_counted,
+            ),
+            UnitReading::All => (score.u_all, score.units_matched, score.units_total),
+        };
+        let ledger = score
+            .ledger
+            .into_iter()
+            .map(|e| AnswerUnitEntry {
+                unit: e.path,
+                expected: Some(e.expected),
+                found: e.found,
+                satisfied: e.matched,
+                counted: match self.reading {
+                    UnitReading::Required => e.counted,
+                    UnitReading::All => true,
+                },
+                note: e.why,
+            })
+            .collect();
+        UnitOutcome {
+            unit_accuracy: u,
+            correct: correct as f64,
+            total: total as u64,
+            ledger,
+        }
+    }
+}

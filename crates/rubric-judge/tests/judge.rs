@@ -1,0 +1,303 @@
+//! Unit-level checks of the rubric-judge crate (the LLM judge against a
+//! real HTTP server lives in the workspace's `tests/judge_loopback.rs`).
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use earthverse_model_provider::ScriptedModel;
+use earthverse_rubric_judge::*;
+use serde_json::{json, Value};
+use std::sync::Arc;
+
+fn task_json() -> Value {
+    json!({
+        "task_id": "CSX-900_Q1",
+        "event_id": "CSX-900",
+        "hazard_family": "flood",
+        "difficulty": "L3_x",
+        "dimensions": ["quantitative_calculation"],
+        "task_type": "numeric",
+        "question": "Return JSON {\"peak_mm\": 0.0, \"label\": \"...\"} using `rain_gauge.csv`.",
+        "solution": "# Final Answer\npeak_mm 41.2, label wet_extreme",
+        "ground_truth": {
+            "evaluation_mode": "deterministic",
+            "primary_gt": {"peak_mm": 41.2, "label": "wet_extreme"},
+            "provenance": {"source_files": ["data/physical_hazard/rain_gauge.csv"]},
+            "rubric": {"total_points": 20, "criteria": [
+                {"name": "Final label", "points": 4, "description": "States label wet_extreme.", "partial_credit": "1 point for wet."},
+                {"name": "Peak extraction", "points": 5, "description": "Extracts peak_mm = 41.2 from the gauge file.", "partial_credit": "2 points for the right column."},
+                {"name": "Window logic", "points": 3, "description": "Uses the event window rule.", "partial_credit": ["1 point", "for a window"]},
+                {"name": "Source fusion", "points": 3, "description": "Uses the rain gauge source record.", "partial_credit": "none"},
+                {"name": "Competing mechanism", "points": 3, "description": "Rejects the snowmelt alternative.", "partial_credit": "none"},
+                {"name": "Output", "points": 2, "description": "Returns the JSON fields.", "partial_credit": "none"}
+            ]}
+        }
+    })
+}
+
+fn run_json(answer: Value, status: &str) -> Value {
+    json!({
+        "task_id": "CSX-900_Q1",
+        "model_id": "sys-a",
+        "diagnostics": {"run_status": status, "termination_reason": "model_final", "model_rounds": 3, "tool_calls": 2, "total_tokens": 1000},
+        "tool_calls": [
+            {"step": 1, "tool": "read_text_file", "ok": true, "reason": "read gauge", "args": {"path": "data/physical_hazard/rain_gauge.csv"},
+             "output": {"text": "t,mm\n1,41.2"}, "code": {"text": ""}, "stdout": {"text": ""}, "evidence_files": ["data/physical_hazard/rain_gauge.csv"]}
+        ],
+        "evidence": [{"claim": "peak 41.2", "source_file": "data/physical_hazard/rain_gauge.csv", "support_type": "direct_metric"}],
+        "reasoning_summary": ["snowmelt rejected"],
+        "unsupported_or_unresolved": [],
+        "final_answer": answer,
+        "scores": {"overall": 90.0, "answer": 100.0, "rubric": 80.0, "unit_accuracy": 100.0}
+    })
+}
+
+fn ctx(answer: Value, status: &str) -> (TaskContext, RunContext) {
+    (
+        TaskContext::from_task_json(&task_json()).expect("task"),
+        RunContext::from_run_json(&run_json(answer, status)).expect("run"),
+    )
+}
+
+fn valid_reply(task: &TaskContext) -> Value {
+    let ledger: Vec<Value> = task
+        .rubric
+        .criteria
+        .iter()
+        .map(|c| json!({"name": c.name, "points_earned": c.points - 1.0, "points_possible": c.points, "note": ""}))
+        .collect();
+    json!({
+        "answer_correctness_score": 90, "llm_rubric_score": 70,
+        "answer_units": [{"unit": "peak_mm", "satisfied": true}, {"unit": "label", "satisfied": false}],
+        "rubric_ledger": ledger, "verdict": "partial",
+        "critical_errors": ["wrong label"], "missing_elements": [], "unsupported_claims": [],
+        "rationale": "Peak right, label wrong."
+    })
+}
+
+#[test]
+fn task_scores_follow_section_4_1() {
+    let s = task_scores(98.0, 100.0, 97.5);
+    assert_eq!((s.answer, s.core, s.strict95), (98.0, 97.75, true));
+    let s = task_scores(100.0, 94.99, 50.0);
+    assert_eq!((s.answer, s.strict95), (94.99, false));
+    assert_eq!(task_scores(f64::NAN, 120.0, -3.0).core, 0.0);
+}
+
+#[test]
+fn rubric_validation_hard_rules_and_coverage_warnings() {
+    let task = TaskContext::from_task_json(&task_json()).expect("task");
+    let report = task.rubric.validate();
+    assert!(report.is_valid(), "{:?}", report.errors);
+    assert_eq!(
+        task.rubric.criteria[2].partial_credit,
+        "1 point; for a window"
+    );
+
+    let mut bad = task.rubric.clone();
+    bad.criteria.truncate(4);
+    bad.criteria[0].name = "Peak extraction".into();
+    bad.criteria[1].description.clear();
+    let r = bad.validate();
+    let text = r.errors.join(" | ");
+    assert!(text.contains("has 4 criteria"), "{text}");
+    assert!(text.contains("sum to 15"), "{text}");
+    assert!(text.contains("repeats a name"), "{text}");
+    assert!(text.contains("has no description"), "{text}");
+
+    let mut vague = task.rubric.clone();
+    vague.criteria[5].description = "Shows good reasoning.".into();
+    vague.criteria[5].name = "Reasoning".into();
+    let r = vague.validate();
+    assert!(r.is_valid());
+    assert!(r.warnings.iter().any(|w| w.contains("good reasoning")));
+    assert!(
+        r.warnings.iter().any(|w| w.contains("requested structure")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn strict_parsing_accepts_valid_and_names_the_problem_otherwise() {
+    let task = TaskContext::from_task_json(&task_json()).expect("task");
+    let reply = valid_reply(&task);
+    let parsed = parse_judge_reply(&reply.to_string(), &task.rubric).expect("valid");
+    assert_eq!(parsed.llm_rubric_score, 70.0);
+    assert_eq!(parsed.verdict, Verdict::Partial);
+    let fenced = format!("```json\n{reply}\n```");
+    assert!(parse_judge_reply(&fenced, &task.rubric).is_ok());
+
+    let check = |mutate: &dyn Fn(&mut Value), needle: &str| {
+        let mut v = reply.clone();
+        mutate(&mut v);
+        let err = parse_judge_reply(&v.to_string(), &task.rubric).expect_err(needle);
+        assert!(err.contains(needle), "{err} lacks {needle}");
+    };
+    check(
+        &|v| v["answer_correctness_score"] = json!(101),
+        "outside 0-100",
+    );
+    check(
+        &|v| v["llm_rubric_score"] = json!(90),
+        "disagrees with the rubric ledger",
+    );
+    check(&|v| v["answer_units"] = json!([]), "empty");
+    check(
+        &|v| v["answer_units"][0]["satisfied"] = json!("yes"),
+        "boolean",
+    );
+    check(
+        &|v| v["rubric_ledger"][0]["name"] = json!("Other"),
+        "no entry for criterion",
+    );
+    check(
+        &|v| v["rubric_ledger"][1]["points_earned"] = json!(6),
+        "outside 0-5",
+    );
+    check(&|v| v["verdict"] = json!("great"), "verdict");
+    check(&|v| v["rationale"] = json!(" "), "rationale");
+    check(&|v| v["critical_errors"] = json!([1]), "strings");
+    let err = parse_judge_reply(&format!("Here you go: {reply}"), &task.rubric).expect_err("prose");
+    assert!(err.contains("not one JSON object"));
+}
+
+#[tokio::test]
+async fn llm_judge_reasks_then_caches() {
+    let (task, run) = ctx(json!({"peak_mm": 41.2, "label": "dry"}), "ok");
+    let dir = tempfile_dir();
+    let model = Arc::new(
+        ScriptedModel::from_texts(
+            "scripted-judge",
+            ["not json".to_string(), valid_reply(&task).to_string()],
+        )
+        .record_requests(),
+    );
+    let judge = LlmJudge::new(model.clone()).with_cache(JudgeCache::new(&dir));
+    let rec = judge.evaluate(&task, &run).await.expect("record");
+    assert_eq!(rec.judge_attempts, 2);
+    assert_eq!(
+        (rec.unit_accuracy, rec.answer_correctness_score),
+        (50.0, 90.0)
+    );
+    assert_eq!(
+        (rec.answer, rec.llm_rubric_score, rec.core),
+        (50.0, 70.0, 60.0)
+    );
+    assert_eq!(rec.labels.hazard_family.as_deref(), Some("flood"));
+    assert_eq!(rec.trajectory.total_tokens, Some(1000));
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2);
+    assert_eq!(
+        requests[1].messages.len(),
+        4,
+        "system, user, bad reply, repair"
+    );
+    assert!(requests[0].json_mode);
+    // Second evaluation: from disk, no call (the script is exhausted anyway).
+    let again = judge.evaluate(&task, &run).await.expect("cached");
+    assert_eq!(again.judge_attempts, 0);
+    assert_eq!(again.core, rec.core);
+    assert_eq!(model.calls(), 2);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn solver_failures_score_zero_without_a_model_call() {
+    let (task, run) = ctx(json!({"peak_mm": 41.2, "label": "wet_extreme"}), "error");
+    let model = Arc::new(ScriptedModel::from_texts(
+        "scripted-judge",
+        Vec::<String>::new(),
+    ));
+    let rec = LlmJudge::new(model.clone())
+        .evaluate(&task, &run)
+        .await
+        .expect("record");
+    assert_eq!(rec.run_status, RunStatus::Error);
+    assert_eq!((rec.core, rec.rubric_points_total), (0.0, 20.0));
+    assert_eq!(model.calls(), 0);
+    let det = DeterministicJudge::new(AnswerUnitsScorer::default());
+    let rec = det.evaluate(&task, &run).await.expect("record");
+    assert_eq!((rec.core, rec.unit_accuracy), (0.0, 0.0));
+}
+
+#[tokio::test]
+async fn deterministic_judge_scores_units_and_rubric_anchors() {
+    let judge: Box<dyn Judge> = Box::new(DeterministicJudge::new(AnswerUnitsScorer::default()));
+    let (task, good) = ctx(json!({"peak_mm": 41.2, "label": "wet_extreme"}), "ok");
+    let (_, half) = ctx(json!({"peak_mm": 41.2, "label": "dry_normal"}), "ok");
+    let g = judge.evaluate(&task, &good).await.expect("good");
+    let h = judge.evaluate(&task, &half).await.expect("half");
+    assert_eq!(g.unit_accuracy, 100.0);
+    assert_eq!(g.answer_correctness_score, g.unit_accuracy);
+    assert_eq!(h.unit_accuracy, 50.0);
+    assert!(g.llm_rubric_score > h.llm_rubric_score);
+    assert_eq!(g.rubric_ledger.len(), 6);
+    // "Final label" names wet_extreme: the good answer shows it, the other does not.
+    assert!(g.rubric_ledger[0].points_earned > h.rubric_ledger[0].points_earned);
+    assert_eq!(h.verdict, Verdict::Partial);
+    assert!(!h.critical_errors.is_empty());
+}
+
+#[test]
+fn agreement_statistics() {
+    let a = agreement(&[10.0, 20.0, 30.0, 40.0], &[12.0, 18.0, 36.0, 55.0]);
+    assert!((a.mae - (2.0 + 2.0 + 6.0 + 15.0) / 4.0).abs() < 1e-12);
+    assert!((a.bias - (-2.0 + 2.0 - 6.0 - 15.0) / 4.0).abs() < 1e-12);
+    assert_eq!(a.within5, 50.0);
+    assert_eq!(a.within10, 75.0);
+    assert!((a.spearman - 1.0).abs() < 1e-12);
+    assert!(a.pearson < 1.0 && a.pearson > 0.8);
+    let tied = agreement(&[1.0, 1.0, 2.0], &[3.0, 2.0, 1.0]);
+    assert!(tied.spearman < 0.0);
+}
+
+#[test]
+fn cache_keys_depend_on_every_part() {
+    assert_ne!(cache_key(&["ab", "c"]), cache_key(&["a", "bc"]));
+    assert_eq!(cache_key(&["x"]).len(), 64);
+}
+
+#[test]
+fn pairwise_shares() {
+    use PairOutcome::*;
+    let (w, t, l, net) = win_tie_loss(&[Win, Win, Tie, Loss]);
+    assert_eq!((w, t, l, net), (50.0, 25.0, 25.0, 25.0));
+}
+
+#[tokio::test]
+async fn pairwise_needs_agreement_in_both_orders() {
+    let (task, a) = ctx(json!({"peak_mm": 41.2, "label": "wet_extreme"}), "ok");
+    let (_, b) = ctx(json!({"peak_mm": 3.0}), "ok");
+    let model = ScriptedModel::from_texts(
+        "pair",
+        [
+            r#"{"preferred": "first", "reason": "a"}"#,
+            r#"{"preferred": "second", "reason": "a"}"#,
+        ],
+    );
+    let rec = compare_pair(&model, &task, &a, &b).await.expect("pair");
+    assert_eq!(rec.outcome, PairOutcome::Win);
+    let model = ScriptedModel::from_texts(
+        "pair",
+        [
+            "nope",
+            r#"{"preferred": "first"}"#,
+            r#"{"preferred": "first"}"#,
+        ],
+    );
+    let rec = compare_pair(&model, &task, &a, &b).await.expect("pair");
+    assert_eq!(rec.outcome, PairOutcome::Tie, "position bias cancels");
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "rubric-judge-test-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
