@@ -1,12 +1,258 @@
-//! `earthverse score` (not yet implemented).
+//! `earthverse score`: one evaluation record per run (JSONL), with a
+//! deterministic or an LLM judge (paper §4.1, App. E JUDGE).
 
+use anyhow::{bail, Context};
+use earthverse_model_provider::{
+    AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
+};
+use earthverse_rubric_judge::{
+    compare_published, done_keys, evaluate_deterministic, find_runs, load_tasks, read_records,
+    Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache, LlmJudge, RecordWriter,
+    UnitReading,
+};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// Arguments of `earthverse score`.
 #[derive(Debug, clap::Args)]
-pub struct ScoreArgs {}
+pub struct ScoreArgs {
+    /// Release root (holds `tasks/*.json`).
+    pub release_root: PathBuf,
+    /// Directory of run records (`trajectory.json` or recorded-run JSON), searched recursively.
+    #[arg(long)]
+    pub runs: PathBuf,
+    /// Judge: `deterministic`, `openai:MODEL` or `anthropic:MODEL`.
+    #[arg(long, default_value = "deterministic")]
+    pub judge: String,
+    /// Base URL of the judge endpoint (OpenAI-compatible: up to `/v1`;
+    /// Anthropic: without `/v1`). With it, no API key is sent unless
+    /// `--api-key-env` names one.
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Environment variable holding the judge's API key.
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Judge cache directory (LLM judges; default: `judge-cache` beside `--out`).
+    #[arg(long)]
+    pub cache: Option<PathBuf>,
+    /// Output JSONL file; records already in it are kept and their runs skipped.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Start the output afresh instead of resuming it.
+    #[arg(long)]
+    pub restart: bool,
+    /// Concurrent judge calls (LLM judges).
+    #[arg(long, default_value_t = 4)]
+    pub jobs: usize,
+    /// Most judge calls per record before giving up (§4.1 reruns invalid judgments).
+    #[arg(long, default_value_t = earthverse_rubric_judge::DEFAULT_MAX_JUDGE_ATTEMPTS)]
+    pub max_judge_attempts: u32,
+    /// Reading of U for the deterministic judge: `required` (judge-like) or `all` leaves.
+    #[arg(long, default_value = "required")]
+    pub units: String,
+    /// Report agreement with the scores stored in the recorded runs.
+    #[arg(long)]
+    pub compare_published: bool,
+    /// Also write the agreement as JSON to this file.
+    #[arg(long)]
+    pub compare_json: Option<PathBuf>,
+}
+
+fn build_model(args: &ScoreArgs) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
+    if args.judge == "deterministic" {
+        return Ok(None);
+    }
+    let (provider, model) = args.judge.split_once(':').with_context(|| {
+        format!(
+            "--judge `{}`: expected deterministic, openai:MODEL or anthropic:MODEL",
+            args.judge
+        )
+    })?;
+    if model.is_empty() {
+        bail!("--judge `{}`: the model name is empty", args.judge);
+    }
+    let model: Arc<dyn ChatModel> = match provider {
+        "openai" => {
+            let mut config = OpenAiConfig::openai(model);
+            if let Some(url) = &args.base_url {
+                config = OpenAiConfig::local(model, url.clone());
+            }
+            if let Some(var) = &args.api_key_env {
+                config.api_key_env = Some(var.clone());
+            }
+            Arc::new(OpenAiCompatible::new(config).context("building the OpenAI judge")?)
+        }
+        "anthropic" => {
+            let mut config = AnthropicConfig::anthropic(model);
+            if let Some(url) = &args.base_url {
+                config.base_url = url.clone();
+                config.api_key_env = None;
+            }
+            if let Some(var) = &args.api_key_env {
+                config.api_key_env = Some(var.clone());
+            }
+            Arc::new(AnthropicMessages::new(config).context("building the Anthropic judge")?)
+        }
+        other => bail!("--judge `{}`: unknown provider `{other}`", args.judge),
+    };
+    Ok(Some(model))
+}
+
+fn print_agreement(name: &str, a: &Agreement) {
+    println!(
+        "{name:<6} n={:<4} MAE={:>6.2} bias={:>+6.2} Pearson={:>6.3} Spearman={:>6.3} within5={:>5.1}% within10={:>5.1}%",
+        a.n, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10
+    );
+}
 
 /// Runs `earthverse score`.
-pub fn run_score(_args: ScoreArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`earthverse score` is not implemented yet")
+pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
+    let reading = match args.units.as_str() {
+        "required" => UnitReading::Required,
+        "all" => UnitReading::All,
+        other => bail!("--units `{other}`: expected required or all"),
+    };
+    let tasks = load_tasks(&args.release_root)
+        .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
+    let runs = find_runs(&args.runs)
+        .with_context(|| format!("reading runs under {}", args.runs.display()))?;
+    for rf in &runs {
+        if !tasks.contains_key(&rf.run.task_id) {
+            bail!(
+                "run {} answers task {} which is not in release {}",
+                rf.path.display(),
+                rf.run.task_id,
+                args.release_root.display()
+            );
+        }
+    }
+    let previous = if args.restart {
+        Vec::new()
+    } else {
+        read_records(&args.out).with_context(|| format!("resuming {}", args.out.display()))?
+    };
+    let done = done_keys(&previous);
+    let mut writer = RecordWriter::resume(&args.out, &previous)?;
+    let todo: Vec<_> = runs
+        .iter()
+        .filter(|rf| !done.contains(&(rf.run.task_id.clone(), rf.run.system.clone())))
+        .cloned()
+        .collect();
+    eprintln!(
+        "score: {} runs found, {} already in {}, {} to score with judge {}",
+        runs.len(),
+        runs.len() - todo.len(),
+        args.out.display(),
+        todo.len(),
+        args.judge
+    );
+    let mut records: Vec<EvaluationRecord> = previous;
+    match build_model(&args)? {
+        None => {
+            let scorer = AnswerUnitsScorer { reading };
+            for rf in &todo {
+                let task = &tasks[&rf.run.task_id];
+                let record = evaluate_deterministic(&scorer, task, &rf.run);
+                writer.write(&record)?;
+                records.push(record);
+            }
+        }
+        Some(model) => {
+            let cache_dir = args.cache.clone().unwrap_or_else(|| {
+                args.out
+                    .parent()
+                    .map(|p| p.join("judge-cache"))
+                    .unwrap_or_else(|| PathBuf::from("judge-cache"))
+            });
+            let judge = Arc::new(
+                LlmJudge::new(model)
+                    .with_cache(JudgeCache::new(&cache_dir))
+                    .with_max_attempts(args.max_judge_attempts),
+            );
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("starting the async runtime")?;
+            let tasks = Arc::new(tasks);
+            let jobs = args.jobs.max(1);
+            let mut failures = 0usize;
+            runtime.block_on(async {
+                let mut set = tokio::task::JoinSet::new();
+                let mut queue = todo.into_iter();
+                loop {
+                    while set.len() < jobs {
+                        let Some(rf) = queue.next() else { break };
+                        let judge = Arc::clone(&judge);
+                        let tasks = Arc::clone(&tasks);
+                        set.spawn(async move {
+                            let task = &tasks[&rf.run.task_id];
+                            (rf.path.clone(), judge.evaluate(task, &rf.run).await)
+                        });
+                    }
+                    let Some(joined) = set.join_next().await else {
+                        break;
+                    };
+                    match joined {
+                        Ok((_, Ok(record))) => {
+                            writer.write(&record)?;
+                            records.push(record);
+                        }
+                        Ok((path, Err(err))) => {
+                            failures += 1;
+                            eprintln!("score: {}: {err}", path.display());
+                        }
+                        Err(join) => bail!("a judge task panicked: {join}"),
+                    }
+                }
+                Ok::<(), anyhow::Error>(())
+            })?;
+            let stats = judge.stats();
+            use std::sync::atomic::Ordering::Relaxed;
+            eprintln!(
+                "score: judge calls {}, invalid replies re-asked {}, cache hits {} (cache {})",
+                stats.model_calls.load(Relaxed),
+                stats.invalid_replies.load(Relaxed),
+                stats.cache_hits.load(Relaxed),
+                cache_dir.display()
+            );
+            if failures > 0 {
+                eprintln!(
+                    "score: {failures} run(s) got no valid judgment; rerun the same command to retry them"
+                );
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    let n = records.len().max(1) as f64;
+    let mean = |f: fn(&EvaluationRecord) -> f64| records.iter().map(f).sum::<f64>() / n;
+    println!(
+        "{} records in {}: mean U {:.2}, H {:.2}, P {:.2}, A {:.2}, Core {:.2}, Strict@95 {:.2}%",
+        records.len(),
+        args.out.display(),
+        mean(|r| r.unit_accuracy),
+        mean(|r| r.answer_correctness_score),
+        mean(|r| r.llm_rubric_score),
+        mean(|r| r.answer),
+        mean(|r| r.core),
+        100.0 * records.iter().filter(|r| r.strict95).count() as f64 / n,
+    );
+    if args.compare_published || args.compare_json.is_some() {
+        let agreement = compare_published(&records, &runs);
+        println!(
+            "agreement with the published scores of {} recorded runs:",
+            agreement.runs
+        );
+        print_agreement("U", &agreement.unit_accuracy);
+        print_agreement("H", &agreement.answer_correctness);
+        print_agreement("P", &agreement.rubric);
+        print_agreement("Core", &agreement.core);
+        print_agreement("Core/system", &agreement.system_core);
+        if let Some(path) = &args.compare_json {
+            std::fs::write(path, serde_json::to_vec_pretty(&agreement)?)
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
