@@ -1,26 +1,849 @@
-//! `earthverse leaderboard`, `compare` and `report` (not yet implemented).
+//! `earthverse leaderboard`, `compare` and `report`: evaluation records or
+//! recorded runs → `earthverse-stats-bootstrap` tables → text, JSON, JSONL,
+//! Parquet or the HTML report of `earthverse-report`.
+//!
+//! Inputs:
+//! - evaluation records (JSONL written by `earthverse score`, one
+//!   `EvaluationRecord` per line), given as files;
+//! - recorded runs (`--from-recorded DIR`, the release's
+//!   `exploration/trajectories`), whose stored scores are `answer` = A,
+//!   `rubric` = P, `unit_accuracy` = U and `overall` = Core (checked:
+//!   `overall = (answer + rubric)/2` and `answer ≤ unit_accuracy` on every
+//!   run of the dev slice). Task labels (capabilities, difficulty, hazard
+//!   family) come from the release at `--release ROOT`, by default DIR's
+//!   grandparent when DIR ends in `exploration/trajectories`.
 
+use anyhow::{bail, Context};
+use earthverse_package_model::{load_recorded_runs, DifficultyLevel, RecordedRunEntry, Release};
+use earthverse_report::{CriterionRow, ReportInput, TaskDetail, UnitRow};
+use earthverse_rubric_judge::{EvaluationRecord, RunStatus};
+use earthverse_stats_bootstrap::{
+    all_pairs, compare, fill_missing_as_failures, leaderboard, slice_table, BootstrapConfig,
+    LeaderboardRow, Metric, MissingPolicy, PairedDelta, PairedScores, SliceBy, TaskOutcome,
+    TrajectoryFigures,
+};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Where outcomes come from (shared by the three commands).
+#[derive(Debug, clap::Args)]
+pub struct Sources {
+    /// Evaluation-record files (JSONL from `earthverse score`).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Read the scores stored in recorded runs under DIR
+    /// (`<release>/exploration/trajectories`).
+    #[arg(long, value_name = "DIR")]
+    pub from_recorded: Option<PathBuf>,
+    /// Release root for task labels of recorded runs (default: DIR's
+    /// grandparent when DIR ends in `exploration/trajectories`).
+    #[arg(long, value_name = "ROOT")]
+    pub release: Option<PathBuf>,
+    /// Score tasks a system lacks (among all tasks seen) as failures (0).
+    #[arg(long)]
+    pub fill_missing: bool,
+}
+
+/// Grouping of `leaderboard --by`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum By {
+    /// Capability tags (Table 8).
+    Capability,
+    /// Difficulty L2–L5.
+    Difficulty,
+    /// Hazard family.
+    Hazard,
+}
+
+impl From<By> for SliceBy {
+    fn from(by: By) -> Self {
+        match by {
+            By::Capability => SliceBy::Capability,
+            By::Difficulty => SliceBy::Difficulty,
+            By::Hazard => SliceBy::Hazard,
+        }
+    }
+}
 
 /// Arguments of `earthverse leaderboard`.
 #[derive(Debug, clap::Args)]
-pub struct LeaderboardArgs {}
+pub struct LeaderboardArgs {
+    #[command(flatten)]
+    sources: Sources,
+    /// Core by capability, difficulty or hazard family instead of Table 2.
+    #[arg(long, value_enum)]
+    by: Option<By>,
+    /// Print JSON (`{rows: [...]}`, plus `slices` with `--by`).
+    #[arg(long)]
+    json: bool,
+    /// Also write the rows to FILE (`.jsonl` or `.parquet`).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Also write the per-task outcomes to FILE (`.jsonl` or `.parquet`).
+    #[arg(long, value_name = "FILE")]
+    tasks_out: Option<PathBuf>,
+}
+
+/// Scores compared by `earthverse compare`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum MetricArg {
+    /// Combined Core (default).
+    Core,
+    /// Answer correctness A.
+    Answer,
+    /// Process rubric P.
+    Process,
+    /// Unit accuracy U.
+    UnitAccuracy,
+    /// Strict@95 (0/100 per task).
+    Strict95,
+}
+
+impl From<MetricArg> for Metric {
+    fn from(m: MetricArg) -> Self {
+        match m {
+            MetricArg::Core => Metric::Core,
+            MetricArg::Answer => Metric::Answer,
+            MetricArg::Process => Metric::Process,
+            MetricArg::UnitAccuracy => Metric::UnitAccuracy,
+            MetricArg::Strict95 => Metric::Strict95,
+        }
+    }
+}
+
 /// Arguments of `earthverse compare`.
 #[derive(Debug, clap::Args)]
-pub struct CompareArgs {}
+pub struct CompareArgs {
+    /// First condition: a records file / recorded-runs directory, or a
+    /// system id found in `--in` / `--from-recorded`.
+    a: Option<String>,
+    /// Second condition, as A.
+    b: Option<String>,
+    /// Records files holding the systems named by A and B.
+    #[arg(long = "in", value_name = "FILE")]
+    inputs: Vec<PathBuf>,
+    /// Recorded runs holding the systems named by A and B.
+    #[arg(long, value_name = "DIR")]
+    from_recorded: Option<PathBuf>,
+    /// Release root for recorded runs' task labels.
+    #[arg(long, value_name = "ROOT")]
+    release: Option<PathBuf>,
+    /// Compare every pair of systems from one shared resample matrix over
+    /// the tasks all of them ran (instead of A and B).
+    #[arg(long)]
+    all_pairs: bool,
+    /// Score compared.
+    #[arg(long, value_enum, default_value = "core")]
+    metric: MetricArg,
+    /// Bootstrap resamples (App. C.5: 5,000).
+    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_RESAMPLES)]
+    resamples: usize,
+    /// ChaCha20 seed (App. C.5: 2026).
+    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_SEED)]
+    seed: u64,
+    /// Confidence level.
+    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_CONFIDENCE)]
+    confidence: f64,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// Also write the differences to FILE (`.jsonl` or `.parquet`).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
 /// Arguments of `earthverse report`.
 #[derive(Debug, clap::Args)]
-pub struct ReportArgs {}
+pub struct ReportArgs {
+    #[command(flatten)]
+    sources: Sources,
+    /// Where to write the HTML page.
+    #[arg(long, value_name = "OUT")]
+    html: PathBuf,
+    /// Page title.
+    #[arg(long, default_value = "EarthVerse results")]
+    title: String,
+    /// JSON object of list prices, USD per million tokens, by system id.
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
+    /// Bootstrap resamples of the forest plot.
+    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_RESAMPLES)]
+    resamples: usize,
+    /// Seed of the forest plot.
+    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_SEED)]
+    seed: u64,
+}
+
+/// Outcomes and drill-down details from any source.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Per-task outcomes.
+    pub outcomes: Vec<TaskOutcome>,
+    /// Drill-down details.
+    pub details: Vec<TaskDetail>,
+    /// Human description of the inputs.
+    pub source: Vec<String>,
+}
+
+impl Loaded {
+    fn extend(&mut self, other: Loaded) {
+        self.outcomes.extend(other.outcomes);
+        self.details.extend(other.details);
+        self.source.extend(other.source);
+    }
+}
+
+fn difficulty_level(label: &str) -> String {
+    DifficultyLevel::parse(label).map_or_else(|| label.to_owned(), |l| l.as_str().to_owned())
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Converts evaluation records (rubric-judge) to outcomes and details.
+pub fn from_records(records: Vec<EvaluationRecord>, path: &Path) -> anyhow::Result<Loaded> {
+    let mut loaded = Loaded::default();
+    for r in records {
+        let failed = r.run_status == RunStatus::Error;
+        let mut outcome = if failed {
+            TaskOutcome::failure(&r.system, &r.task_id)
+        } else {
+            TaskOutcome::from_scores(
+                &r.system,
+                &r.task_id,
+                r.answer,
+                r.llm_rubric_score,
+                r.unit_accuracy,
+            )
+            .with_context(|| {
+                format!(
+                    "{}: record of {} on {}",
+                    path.display(),
+                    r.system,
+                    r.task_id
+                )
+            })?
+        };
+        if !failed {
+            outcome.strict95 = Some(r.strict95);
+        }
+        outcome.capabilities = r.labels.capabilities.clone();
+        outcome.difficulty = r.labels.difficulty.as_deref().map(difficulty_level);
+        outcome.hazard_family = r.labels.hazard_family.clone();
+        let t = &r.trajectory;
+        let f = |v: Option<u64>| v.map(|v| v as f64);
+        outcome.trajectory = TrajectoryFigures {
+            rounds: f(t.model_rounds),
+            tool_calls: f(t.tool_calls),
+            reads: f(t.file_reads),
+            files: f(t.unique_evidence_files),
+            python_calls: f(t.python_calls),
+            latency_s: t.latency_s,
+            tokens: f(t
+                .total_tokens
+                .or_else(|| Some(t.prompt_tokens? + t.completion_tokens?))),
+            cost_usd: None,
+        };
+        loaded.details.push(TaskDetail {
+            system: r.system.clone(),
+            task: r.task_id.clone(),
+            verdict: serde_json::to_value(r.verdict).ok().map(|v| text_of(&v)),
+            rationale: (!r.rationale.is_empty()).then(|| r.rationale.clone()),
+            units: r
+                .answer_units
+                .iter()
+                .map(|u| UnitRow {
+                    unit: u.unit.clone(),
+                    expected: u.expected.as_ref().map(text_of).unwrap_or_default(),
+                    found: u.found.as_ref().map(text_of).unwrap_or_default(),
+                    satisfied: u.satisfied,
+                    note: u.note.clone(),
+                })
+                .collect(),
+            criteria: r
+                .rubric_ledger
+                .iter()
+                .map(|c| CriterionRow {
+                    name: c.name.clone(),
+                    earned: c.points_earned,
+                    possible: c.points_possible,
+                    note: c.note.clone(),
+                })
+                .collect(),
+        });
+        loaded.outcomes.push(outcome);
+    }
+    loaded.source.push(path.display().to_string());
+    Ok(loaded)
+}
+
+/// Reads one JSONL file of evaluation records.
+pub fn load_records_file(path: &Path) -> anyhow::Result<Loaded> {
+    if !path.is_file() {
+        bail!("evaluation-record file {} does not exist", path.display());
+    }
+    let records = earthverse_rubric_judge::read_records(path)
+        .with_context(|| format!("reading evaluation records from {}", path.display()))?;
+    if records.is_empty() {
+        bail!("{} holds no evaluation records", path.display());
+    }
+    from_records(records, path)
+}
+
+/// The release root implied by a trajectories directory.
+fn infer_release(dir: &Path) -> Option<PathBuf> {
+    let dir = dir.canonicalize().ok()?;
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    match name(&dir).as_deref() {
+        Some("trajectories") => {
+            let parent = dir.parent()?;
+            (name(parent).as_deref() == Some("exploration"))
+                .then(|| parent.parent().map(Path::to_path_buf))?
+        }
+        Some("exploration") => dir.parent().map(Path::to_path_buf),
+        _ => None,
+    }
+}
+
+/// Task labels (capabilities, difficulty, hazard family) by task id.
+#[derive(Debug, Clone, Default)]
+struct Labels {
+    capabilities: Vec<String>,
+    difficulty: Option<String>,
+    hazard_family: Option<String>,
+}
+
+fn release_labels(root: &Path) -> anyhow::Result<BTreeMap<String, Labels>> {
+    let release = Release::load(root)
+        .with_context(|| format!("loading the release at {} for task labels", root.display()))?;
+    Ok(release
+        .tasks()
+        .iter()
+        .map(|t| {
+            let mut capabilities: Vec<String> = t
+                .dimensions
+                .iter()
+                .flatten()
+                .chain(t.primary_dimension.iter())
+                .map(|d| d.as_str().to_owned())
+                .collect();
+            capabilities.sort();
+            capabilities.dedup();
+            let labels = Labels {
+                capabilities,
+                difficulty: t.difficulty.as_deref().map(difficulty_level),
+                hazard_family: t.hazard_family.as_ref().map(|h| h.as_str().to_owned()),
+            };
+            (t.task_id.clone(), labels)
+        })
+        .collect())
+}
+
+/// Converts one recorded run: the stored scores, or a failure (all zeros)
+/// when the run did not finish or carries no scores.
+pub fn outcome_of_recorded(entry: &RecordedRunEntry) -> anyhow::Result<TaskOutcome> {
+    let run = &entry.run;
+    let s = &run.scores;
+    let ok = run
+        .diagnostics
+        .run_status
+        .as_deref()
+        .is_none_or(|st| st == "ok");
+    let mut outcome = match (ok, s.answer, s.rubric, s.unit_accuracy) {
+        (true, Some(a), Some(p), Some(u)) => {
+            TaskOutcome::from_scores(&entry.system_id, &entry.task_id, a, p, u)
+                .with_context(|| format!("scores of {}", entry.path.display()))?
+        }
+        _ => TaskOutcome::failure(&entry.system_id, &entry.task_id),
+    };
+    let d = &run.diagnostics;
+    let f = |v: Option<u64>| v.map(|v| v as f64);
+    outcome.trajectory = TrajectoryFigures {
+        rounds: f(d.model_rounds),
+        tool_calls: f(d.tool_calls),
+        reads: f(d.file_reads),
+        files: f(d.unique_evidence_files),
+        python_calls: f(d.python_calls),
+        latency_s: d.latency_s,
+        tokens: f(d.total_tokens()),
+        cost_usd: None,
+    };
+    Ok(outcome)
+}
+
+/// Reads the scores stored in recorded runs, labelled from the release.
+pub fn load_recorded(dir: &Path, release: Option<&Path>) -> anyhow::Result<Loaded> {
+    if !dir.is_dir() {
+        bail!("recorded-runs directory {} does not exist", dir.display());
+    }
+    let entries = load_recorded_runs(dir)
+        .with_context(|| format!("loading recorded runs from {}", dir.display()))?;
+    if entries.is_empty() {
+        bail!("no recorded runs under {}", dir.display());
+    }
+    let root = release
+        .map(Path::to_path_buf)
+        .or_else(|| infer_release(dir));
+    let labels = match &root {
+        Some(root) => release_labels(root)?,
+        None => {
+            tracing::warn!(dir = %dir.display(), "no release root given or inferred: slices will be empty");
+            BTreeMap::new()
+        }
+    };
+    let mut loaded = Loaded::default();
+    for entry in &entries {
+        let mut outcome = outcome_of_recorded(entry)?;
+        if let Some(l) = labels.get(&entry.task_id) {
+            outcome.capabilities = l.capabilities.clone();
+            outcome.difficulty = l.difficulty.clone();
+            outcome.hazard_family = l.hazard_family.clone();
+        }
+        let s = &entry.run.scores;
+        let mut notes = Vec::new();
+        if let (Some(c), Some(t)) = (s.answer_units_correct, s.answer_units_total) {
+            notes.push(format!("{c} of {t} answer units"));
+        }
+        if let (Some(e), Some(t)) = (s.rubric_points_earned, s.rubric_points_total) {
+            notes.push(format!("{e} of {t} rubric points"));
+        }
+        if let Some(r) = entry
+            .run
+            .judge_rationale
+            .as_ref()
+            .and_then(|j| j.get("one_sentence_rationale"))
+            .and_then(Value::as_str)
+        {
+            notes.push(r.to_owned());
+        }
+        loaded.details.push(TaskDetail {
+            system: entry.system_id.clone(),
+            task: entry.task_id.clone(),
+            verdict: s.verdict.clone(),
+            rationale: (!notes.is_empty()).then(|| notes.join("; ")),
+            units: Vec::new(),
+            criteria: Vec::new(),
+        });
+        loaded.outcomes.push(outcome);
+    }
+    loaded
+        .source
+        .push(format!("recorded runs in {}", dir.display()));
+    Ok(loaded)
+}
+
+fn load_sources(sources: &Sources) -> anyhow::Result<Loaded> {
+    let mut loaded = Loaded::default();
+    for file in &sources.files {
+        loaded.extend(load_records_file(file)?);
+    }
+    if let Some(dir) = &sources.from_recorded {
+        loaded.extend(load_recorded(dir, sources.release.as_deref())?);
+    }
+    if sources.files.is_empty() && sources.from_recorded.is_none() {
+        bail!("give evaluation-record files or --from-recorded DIR");
+    }
+    if sources.fill_missing {
+        let tasks: Vec<String> = loaded
+            .outcomes
+            .iter()
+            .map(|o| o.task.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let added = fill_missing_as_failures(&mut loaded.outcomes, &tasks);
+        tracing::info!(added, "missing tasks scored as failures");
+    }
+    Ok(loaded)
+}
+
+/// One flat row of the per-task table (for JSONL / Parquet).
+#[derive(Debug, Serialize)]
+struct TaskRow<'a> {
+    system: &'a str,
+    task: &'a str,
+    answer: f64,
+    process: f64,
+    core: f64,
+    unit_accuracy: f64,
+    strict95: bool,
+    failed: bool,
+    capabilities: String,
+    difficulty: Option<&'a str>,
+    hazard_family: Option<&'a str>,
+    rounds: Option<f64>,
+    tool_calls: Option<f64>,
+    reads: Option<f64>,
+    files: Option<f64>,
+    python_calls: Option<f64>,
+    latency_s: Option<f64>,
+    tokens: Option<f64>,
+}
+
+fn task_rows(outcomes: &[TaskOutcome]) -> Vec<TaskRow<'_>> {
+    outcomes
+        .iter()
+        .map(|o| TaskRow {
+            system: &o.system,
+            task: &o.task,
+            answer: o.metric(Metric::Answer),
+            process: o.metric(Metric::Process),
+            core: o.core(),
+            unit_accuracy: o.metric(Metric::UnitAccuracy),
+            strict95: o.is_strict95(),
+            failed: o.failed,
+            capabilities: o.capabilities.join(";"),
+            difficulty: o.difficulty.as_deref(),
+            hazard_family: o.hazard_family.as_deref(),
+            rounds: o.trajectory.rounds,
+            tool_calls: o.trajectory.tool_calls,
+            reads: o.trajectory.reads,
+            files: o.trajectory.files,
+            python_calls: o.trajectory.python_calls,
+            latency_s: o.trajectory.latency_s,
+            tokens: o.trajectory.tokens,
+        })
+        .collect()
+}
+
+/// Writes flat rows as JSONL or Parquet, chosen by the file extension.
+pub fn write_table<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> {
+    let values: Vec<Map<String, Value>> = rows
+        .iter()
+        .map(|r| match serde_json::to_value(r) {
+            Ok(Value::Object(m)) => Ok(m),
+            Ok(_) => bail!("internal: a table row is not an object"),
+            Err(e) => Err(e.into()),
+        })
+        .collect::<anyhow::Result<_>>()?;
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("jsonl") | Some("json") => {
+            let mut text = String::new();
+            for v in &values {
+                text.push_str(&serde_json::to_string(v)?);
+                text.push('\n');
+            }
+            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+        }
+        Some("parquet") => write_parquet(path, &values),
+        _ => bail!(
+            "output {}: use a .jsonl or .parquet extension",
+            path.display()
+        ),
+    }
+}
+
+/// Column types inferred from flat JSON rows: all-bool → Boolean, all
+/// integers → Int64, all numbers → Float64, otherwise Utf8 (nested values as
+/// JSON text). Nulls are allowed in every column.
+fn write_parquet(path: &Path, rows: &[Map<String, Value>]) -> anyhow::Result<()> {
+    use arrow_array::{ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+    let keys: Vec<String> = rows
+        .first()
+        .map(|r| r.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut fields = Vec::new();
+    let mut columns: Vec<ArrayRef> = Vec::new();
+    for key in &keys {
+        let cells: Vec<&Value> = rows
+            .iter()
+            .map(|r| r.get(key).unwrap_or(&Value::Null))
+            .collect();
+        let present = || cells.iter().filter(|v| !v.is_null());
+        let (dtype, array): (DataType, ArrayRef) = if present().all(|v| v.is_boolean()) {
+            (
+                DataType::Boolean,
+                Arc::new(cells.iter().map(|v| v.as_bool()).collect::<BooleanArray>()),
+            )
+        } else if present().all(|v| v.is_i64()) {
+            (
+                DataType::Int64,
+                Arc::new(cells.iter().map(|v| v.as_i64()).collect::<Int64Array>()),
+            )
+        } else if present().all(|v| v.is_number()) {
+            (
+                DataType::Float64,
+                Arc::new(cells.iter().map(|v| v.as_f64()).collect::<Float64Array>()),
+            )
+        } else {
+            (
+                DataType::Utf8,
+                Arc::new(
+                    cells
+                        .iter()
+                        .map(|v| (!v.is_null()).then(|| text_of(v)))
+                        .collect::<StringArray>(),
+                ),
+            )
+        };
+        fields.push(Field::new(key, dtype, true));
+        columns.push(array);
+    }
+    let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .with_context(|| format!("building the Parquet table for {}", path.display()))?;
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None)
+        .with_context(|| format!("writing {}", path.display()))?;
+    writer
+        .write(&batch)
+        .with_context(|| format!("writing {}", path.display()))?;
+    writer
+        .close()
+        .with_context(|| format!("closing {}", path.display()))?;
+    Ok(())
+}
+
+fn f2(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
+}
+
+fn print_leaderboard(rows: &[LeaderboardRow]) {
+    let width = rows
+        .iter()
+        .map(|r| r.system.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    println!(
+        "{:<width$} {:>5} {:>7} {:>7} {:>7} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8}",
+        "System",
+        "Runs",
+        "Answer",
+        "Process",
+        "Core",
+        "Strict@95",
+        "Unit acc",
+        "Rounds",
+        "Tools",
+        "Reads",
+        "Files",
+        "Python",
+        "Latency",
+        "Tokens(k)"
+    );
+    for r in rows {
+        println!(
+            "{:<width$} {:>5} {:>7.2} {:>7.2} {:>7.2} {:>9.2} {:>8.2} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8}",
+            r.system,
+            r.runs,
+            r.answer,
+            r.process,
+            r.core,
+            r.strict95,
+            r.unit_acc,
+            f2(r.rounds, 2),
+            f2(r.tool_calls, 2),
+            f2(r.reads, 2),
+            f2(r.files, 2),
+            f2(r.python, 2),
+            f2(r.latency_s, 0),
+            f2(r.tokens.map(|t| t / 1e3), 1),
+        );
+    }
+}
 
 /// Runs `earthverse leaderboard`.
-pub fn run_leaderboard(_args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`earthverse leaderboard` is not implemented yet")
+pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load_sources(&args.sources)?;
+    let rows = leaderboard(&loaded.outcomes)?;
+    let slices = args
+        .by
+        .map(|by| slice_table(&loaded.outcomes, by.into()))
+        .transpose()?;
+    if let Some(path) = &args.out {
+        write_table(path, &rows)?;
+    }
+    if let Some(path) = &args.tasks_out {
+        write_table(path, &task_rows(&loaded.outcomes))?;
+    }
+    if args.json {
+        let mut doc = json!({ "rows": rows, "source": loaded.source });
+        if let Some(s) = &slices {
+            doc["slices"] = serde_json::to_value(s)?;
+        }
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else if let Some(table) = &slices {
+        let width = table
+            .rows
+            .iter()
+            .map(|r| r.system.len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        print!("{:<width$}", "System");
+        for c in &table.columns {
+            print!(" {:>14}", earthverse_report::plots::short_capability(c));
+        }
+        println!();
+        for row in &table.rows {
+            print!("{:<width$}", row.system);
+            for cell in &row.cells {
+                print!(
+                    " {:>14}",
+                    cell.map_or("-".to_owned(), |c| format!("{:.2} ({})", c.core, c.n))
+                );
+            }
+            println!();
+        }
+    } else {
+        print_leaderboard(&rows);
+    }
+    Ok(ExitCode::SUCCESS)
 }
+
+/// Loads a condition given as a path: a JSONL file or a recorded-runs dir.
+fn load_condition(path: &Path, release: Option<&Path>) -> anyhow::Result<Loaded> {
+    if path.is_dir() {
+        load_recorded(path, release)
+    } else {
+        load_records_file(path)
+    }
+}
+
+/// Renames every outcome of a single-condition input to `name`.
+fn as_condition(mut loaded: Loaded, name: &str, path: &Path) -> anyhow::Result<Vec<TaskOutcome>> {
+    let systems: BTreeSet<&str> = loaded.outcomes.iter().map(|o| o.system.as_str()).collect();
+    if systems.len() > 1 {
+        bail!(
+            "{} holds {} systems ({}); name the systems to compare with --in {}",
+            path.display(),
+            systems.len(),
+            systems.into_iter().collect::<Vec<_>>().join(", "),
+            path.display()
+        );
+    }
+    for o in &mut loaded.outcomes {
+        o.system = name.to_owned();
+    }
+    Ok(loaded.outcomes)
+}
+
+fn print_delta(d: &PairedDelta, metric: &str) {
+    println!(
+        "{} − {}: Δ{metric} = {:+.2}  {:.0}% CI [{:+.2}, {:+.2}]  (n = {} paired tasks, {} resamples, seed {}; means {:.2} vs {:.2})",
+        d.a, d.b, d.delta, d.confidence * 100.0, d.ci_low, d.ci_high, d.n_tasks, d.resamples, d.seed, d.mean_a, d.mean_b
+    );
+}
+
 /// Runs `earthverse compare`.
-pub fn run_compare(_args: CompareArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`earthverse compare` is not implemented yet")
+pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let config = BootstrapConfig {
+        resamples: args.resamples,
+        seed: args.seed,
+        confidence: args.confidence,
+    };
+    let metric: Metric = args.metric.into();
+    let metric_name = serde_json::to_value(metric)?
+        .as_str()
+        .unwrap_or("score")
+        .to_owned();
+    let mut pool = Loaded::default();
+    for file in &args.inputs {
+        pool.extend(load_records_file(file)?);
+    }
+    if let Some(dir) = &args.from_recorded {
+        pool.extend(load_recorded(dir, args.release.as_deref())?);
+    }
+    let deltas = if args.all_pairs {
+        if pool.outcomes.is_empty() {
+            bail!("--all-pairs needs --in FILE... or --from-recorded DIR");
+        }
+        let scores =
+            PairedScores::from_outcomes(&pool.outcomes, None, metric, MissingPolicy::CommonTasks)?;
+        tracing::info!(tasks = scores.tasks().len(), "tasks shared by every system");
+        all_pairs(&scores, &config)?
+    } else {
+        let (Some(a), Some(b)) = (&args.a, &args.b) else {
+            bail!("give two conditions A and B, or --all-pairs");
+        };
+        let mut outcomes = Vec::new();
+        for name in [a, b] {
+            let path = Path::new(name);
+            if path.exists() && pool.outcomes.iter().all(|o| &o.system != name) {
+                let label = path
+                    .file_stem()
+                    .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned());
+                outcomes.extend(as_condition(
+                    load_condition(path, args.release.as_deref())?,
+                    &label,
+                    path,
+                )?);
+            } else {
+                outcomes.extend(pool.outcomes.iter().filter(|o| &o.system == name).cloned());
+            }
+        }
+        let names: Vec<String> = outcomes
+            .iter()
+            .map(|o| o.system.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let label = |name: &String| {
+            let path = Path::new(name);
+            if path.exists() && !names.contains(name) {
+                path.file_stem()
+                    .map_or_else(|| name.clone(), |s| s.to_string_lossy().into_owned())
+            } else {
+                name.clone()
+            }
+        };
+        let (la, lb) = (label(a), label(b));
+        if la == lb {
+            bail!("conditions A and B have the same name {la}");
+        }
+        vec![compare(&outcomes, &la, &lb, metric, &config)
+            .with_context(|| format!("comparing {la} with {lb}"))?]
+    };
+    if let Some(path) = &args.out {
+        write_table(path, &deltas)?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({ "metric": metric_name, "pairs": deltas }))?
+        );
+    } else {
+        for d in &deltas {
+            print_delta(d, &metric_name);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
+
 /// Runs `earthverse report`.
-pub fn run_report(_args: ReportArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`earthverse report` is not implemented yet")
+pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let loaded = load_sources(&args.sources)?;
+    let mut input = ReportInput::new(args.title);
+    input.source = loaded.source.join(", ");
+    input.outcomes = loaded.outcomes;
+    input.details = loaded.details;
+    input.bootstrap = BootstrapConfig {
+        resamples: args.resamples,
+        seed: args.seed,
+        ..BootstrapConfig::default()
+    };
+    if let Some(path) = &args.prices {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading prices {}", path.display()))?;
+        input.prices_usd_per_m = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: expected a JSON object {{system: USD per million tokens}}",
+                path.display()
+            )
+        })?;
+    }
+    let html = earthverse_report::render_html(&input)?;
+    std::fs::write(&args.html, html).with_context(|| format!("writing {}", args.html.display()))?;
+    eprintln!("wrote {}", args.html.display());
+    Ok(ExitCode::SUCCESS)
 }
