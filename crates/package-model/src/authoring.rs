@@ -23,11 +23,14 @@
 //! release → authoring → [`load_authoring`] gives back equal [`Task`]s.
 //! `metadata/event.json` is the task's `event` record and
 //! `metadata/files.csv` its `event_files` inventory (fields without a
-//! column go, as JSON, into the `extra_json` column).
+//! column go, as JSON, into the `extra_json` column; an empty cell is an
+//! empty string unless the column is listed under [`ABSENT_COLUMNS_KEY`]).
 //!
-//! By default the package `data/` folder is a **symlink** to the release's
-//! (cheap, and the evidence resolver still confines reads to the package);
-//! [`DataMode::Copy`] copies it instead.
+//! By default the files of the package `data/` folder are **hard-linked**
+//! to the release's (copied when the two are on different file systems);
+//! [`DataMode::Symlink`] makes `data/` one symlink instead (enough to run
+//! `compute_gt.py`, but the evidence resolver refuses to follow it out of
+//! the package) and [`DataMode::Copy`] copies everything.
 
 use crate::error::{PackageError, Result};
 use crate::release::{parse_json_record, LoadError, Release, PACKAGE_PATH_PREFIX};
@@ -56,6 +59,10 @@ pub const FILES_CSV_COLUMNS: [&str; 17] = [
     "format",
     "extra_json",
 ];
+
+/// Key in `extra_json` listing the columns a record does not have (so an
+/// empty cell can mean an empty string, and absent fields stay absent).
+pub const ABSENT_COLUMNS_KEY: &str = "__absent_columns__";
 
 /// Fields of a task written to files other than `review.json`.
 const TASK_FIELDS_ELSEWHERE: [&str; 6] = [
@@ -99,8 +106,14 @@ impl ExportFilter {
 /// How the package `data/` folder is placed in an export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DataMode {
-    /// A symlink to the release's `data/` folder.
+    /// Hard links to the release's files where the file system allows
+    /// (instant, no space), copies elsewhere. The exported package is
+    /// self-contained: [`crate::evidence::resolve`] reads from it.
     #[default]
+    HardLinkOrCopy,
+    /// A symlink to the release's `data/` folder: cheapest, and enough for
+    /// running `compute_gt.py`, but [`crate::evidence::resolve`] refuses
+    /// reads through it because it leads outside the package.
     Symlink,
     /// A full copy.
     Copy,
@@ -237,12 +250,19 @@ pub fn files_csv(path: &Path, records: &[FileRecord]) -> Result<Vec<u8>> {
             _ => Map::new(),
         };
         let mut row = Vec::with_capacity(FILES_CSV_COLUMNS.len());
+        let mut absent = Vec::new();
         for column in &FILES_CSV_COLUMNS[..FILES_CSV_COLUMNS.len() - 1] {
             row.push(match map.remove(*column) {
                 Some(Value::String(s)) => s,
-                Some(Value::Null) | None => String::new(),
                 Some(other) => other.to_string(),
+                None => {
+                    absent.push(Value::String((*column).to_string()));
+                    String::new()
+                }
             });
+        }
+        if !absent.is_empty() {
+            map.insert(ABSENT_COLUMNS_KEY.into(), Value::Array(absent));
         }
         row.push(if map.is_empty() {
             String::new()
@@ -277,10 +297,10 @@ pub fn parse_files_csv(
         let row = row.map_err(|e| load_error(format!("row {}", index + 2), e.to_string()))?;
         let mut map = Map::new();
         for (column, cell) in headers.iter().zip(row.iter()) {
-            if cell.is_empty() {
-                continue;
-            }
             if column == "extra_json" {
+                if cell.is_empty() {
+                    continue;
+                }
                 match serde_json::from_str::<Value>(cell) {
                     Ok(Value::Object(extra)) => map.extend(extra),
                     _ => {
@@ -291,6 +311,9 @@ pub fn parse_files_csv(
                     }
                 }
             } else if column == "bytes" {
+                if cell.is_empty() {
+                    continue;
+                }
                 let n: u64 = cell.parse().map_err(|_| {
                     load_error(
                         format!("row {} bytes", index + 2),
@@ -300,6 +323,11 @@ pub fn parse_files_csv(
                 map.insert(column.to_string(), Value::from(n));
             } else {
                 map.insert(column.to_string(), Value::String(cell.to_string()));
+            }
+        }
+        if let Some(Value::Array(absent)) = map.remove(ABSENT_COLUMNS_KEY) {
+            for column in absent.iter().filter_map(Value::as_str) {
+                map.remove(column);
             }
         }
         let record: FileRecord = serde_json::from_value(Value::Object(map))
@@ -323,7 +351,8 @@ fn place_data(source: &Path, target: &Path, mode: DataMode) -> Result<()> {
                 .map_err(|e| PackageError::io(source, e))?;
             symlink_dir(&absolute, target).map_err(|e| PackageError::io(target, e))
         }
-        DataMode::Copy => copy_tree(source, target),
+        DataMode::Copy => copy_tree(source, target, false),
+        DataMode::HardLinkOrCopy => copy_tree(source, target, true),
     }
 }
 
@@ -337,7 +366,7 @@ fn symlink_dir(source: &Path, target: &Path) -> std::io::Result<()> {
     std::os::windows::fs::symlink_dir(source, target)
 }
 
-fn copy_tree(source: &Path, target: &Path) -> Result<()> {
+fn copy_tree(source: &Path, target: &Path, hard_link: bool) -> Result<()> {
     for entry in walkdir::WalkDir::new(source).follow_links(false) {
         let entry = entry.map_err(|e| PackageError::Io {
             path: source.to_path_buf(),
@@ -350,6 +379,9 @@ fn copy_tree(source: &Path, target: &Path) -> Result<()> {
         if entry.file_type().is_dir() {
             std::fs::create_dir_all(&destination).map_err(|e| PackageError::io(&destination, e))?;
         } else if entry.file_type().is_file() {
+            if hard_link && std::fs::hard_link(entry.path(), &destination).is_ok() {
+                continue;
+            }
             std::fs::copy(entry.path(), &destination)
                 .map_err(|e| PackageError::io(&destination, e))?;
         }

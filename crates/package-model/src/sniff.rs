@@ -18,7 +18,7 @@ pub const HEAD_BYTES: usize = 64 * 1024;
 const GEOKEY_DIRECTORY_TAG: u16 = 34735;
 
 /// The kind of a file, judged from its content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum FileKind {
