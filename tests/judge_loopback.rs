@@ -324,3 +324,58 @@ async fn llm_judge_gives_an_explicit_error_after_the_bound() {
     }
     assert_eq!(srv.requests().expect("log").len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pairwise_comparison_through_the_provider() {
+    let (tasks, runs, _runs_dir) = fixture();
+    let pick = |system: &str| {
+        runs.iter()
+            .find(|r| r.run.task_id == MARKED_TASK && r.run.system == system)
+            .expect("run")
+            .run
+            .clone()
+    };
+    let careful = pick(MARKED_SYSTEM);
+    let hasty = pick("fixture-hasty-agent");
+    // Replies in order: an invalid one (re-asked), "first" for the A-first
+    // request, "second" for the swapped one → A wins both orders.
+    let script = Script::new(vec![
+        Interaction::once(Reply::ok(Body::openai_text("first, clearly"))),
+        Interaction::once(Reply::ok(Body::openai_text(
+            r#"{"preferred": "first", "reason": "complete ledger"}"#,
+        ))),
+        Interaction::once(Reply::ok(Body::openai_text(
+            r#"{"preferred": "second", "reason": "complete ledger"}"#,
+        ))),
+    ]);
+    let srv = server(&script);
+    let model = judge_model(&srv);
+    let rec = earthverse_rubric_judge::compare_pair(
+        model.as_ref(),
+        &tasks[MARKED_TASK],
+        &careful,
+        &hasty,
+    )
+    .await
+    .expect("pairwise");
+    assert_eq!(rec.outcome, earthverse_rubric_judge::PairOutcome::Win);
+    assert_eq!(
+        (rec.a_first_choice.as_str(), rec.b_first_choice.as_str()),
+        ("first", "second")
+    );
+    let log = srv.requests().expect("log");
+    assert_eq!(log.len(), 3);
+    // The second ordering really puts the hasty run first.
+    let last = log[2]["body"]["messages"][1]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let first_part = last
+        .split("<SECOND_FINAL_ANSWER>")
+        .next()
+        .unwrap_or_default();
+    assert!(
+        first_part.contains(&serde_json::to_string_pretty(&hasty.final_answer).expect("json")),
+        "B shown first in the swapped request"
+    );
+}

@@ -8,7 +8,7 @@
 
 use earthverse_rubric_judge::{
     agreement, approximate_rubric_weighted, compare_published, evaluate_deterministic, find_runs,
-    load_tasks, Agreement, AnswerUnitsScorer,
+    load_tasks, Agreement, AnswerUnitsScorer, UNIT_WEIGHT,
 };
 use std::path::PathBuf;
 
@@ -53,6 +53,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .collect();
     let u_only: Vec<f64> = records.iter().map(|r| r.unit_accuracy).collect();
     show("P := U", &agreement(&u_only, &published));
+    // The rubric approximation alone: fed the published U instead of ours.
+    let with_published_u: Vec<f64> = runs
+        .iter()
+        .map(|rf| {
+            let u = rf
+                .run
+                .published_scores
+                .as_ref()
+                .and_then(|s| s["unit_accuracy"].as_f64())
+                .unwrap_or(0.0);
+            let ledger =
+                approximate_rubric_weighted(&tasks[&rf.run.task_id], &rf.run, u, UNIT_WEIGHT);
+            100.0 * ledger.iter().map(|c| c.points_earned).sum::<f64>() / 20.0
+        })
+        .collect();
+    show("P(pub U)", &agreement(&with_published_u, &published));
     let even = |id: &str| {
         id.get(4..7)
             .and_then(|n| n.parse::<u32>().ok())
