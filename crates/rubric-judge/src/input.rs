@@ -222,12 +222,10 @@ impl RunContext {
             status
         };
         let final_answer = obj.get("final_answer").cloned().unwrap_or(Value::Null);
-        let run_status = if status.is_empty() || status == "ok" {
-            if final_answer.is_null() && !status.is_empty() {
-                RunStatus::Error
-            } else {
-                RunStatus::Ok
-            }
+        // Anything but "ok" (or no status at all) is a solver failure, and so
+        // is a run without a final answer (§4.1: it scores zero).
+        let run_status = if (status.is_empty() || status == "ok") && !final_answer.is_null() {
+            RunStatus::Ok
         } else {
             RunStatus::Error
         };

@@ -301,3 +301,51 @@ fn tempfile_dir() -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
+
+#[test]
+fn records_resume_after_a_torn_write() {
+    let dir = tempfile_dir();
+    let out = dir.join("records.jsonl");
+    let (task, run) = ctx(json!({"peak_mm": 41.2, "label": "wet_extreme"}), "ok");
+    let rec = evaluate_deterministic(&AnswerUnitsScorer::default(), &task, &run);
+    let mut writer = RecordWriter::resume(&out, &[]).expect("writer");
+    writer.write(&rec).expect("write");
+    let mut second = rec.clone();
+    second.system = "sys-b".into();
+    writer.write(&second).expect("write");
+    drop(writer);
+    // A crash mid-write leaves half a line.
+    let mut text = std::fs::read_to_string(&out).expect("read");
+    let line = serde_json::to_string(&rec).expect("ser");
+    text.push_str(&line[..line.len() / 2]);
+    std::fs::write(&out, &text).expect("write");
+    let kept = read_records(&out).expect("resume");
+    assert_eq!(kept.len(), 2);
+    assert_eq!(done_keys(&kept).len(), 2);
+    let mut writer = RecordWriter::resume(&out, &kept).expect("writer");
+    let mut third = rec.clone();
+    third.system = "sys-c".into();
+    writer.write(&third).expect("write");
+    drop(writer);
+    let all = read_records(&out).expect("read");
+    assert_eq!(
+        all.iter().map(|r| r.system.as_str()).collect::<Vec<_>>(),
+        ["sys-a", "sys-b", "sys-c"]
+    );
+    // A bad line in the middle is an error naming the line.
+    std::fs::write(&out, format!("{line}\nnot json\n{line}\n")).expect("write");
+    let err = read_records(&out).expect_err("bad middle line");
+    assert!(err.to_string().contains("line 2"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn missing_answer_or_error_status_is_a_solver_failure() {
+    let run = RunContext::from_run_json(&run_json(Value::Null, "ok")).expect("run");
+    assert_eq!(run.run_status, RunStatus::Error);
+    let run = RunContext::from_run_json(&run_json(json!({"a": 1}), "timeout")).expect("run");
+    assert_eq!(run.run_status, RunStatus::Error);
+    let err = TaskContext::from_task_json(&json!({"task_id": "X", "ground_truth": {}}))
+        .expect_err("no rubric");
+    assert!(err.to_string().contains("ground_truth.rubric"), "{err}");
+}
