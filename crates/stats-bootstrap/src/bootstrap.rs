@@ -152,6 +152,36 @@ impl ResampleMatrix {
     }
 }
 
+impl ResampleMatrix {
+    /// The resampled means of several score vectors in one pass over the
+    /// matrix (each resample row is read once for all of them; `out[k][r]`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidConfig`] when a vector has the wrong length.
+    pub fn resampled_means_of(&self, scores: &[&[f64]]) -> Result<Vec<Vec<f64>>> {
+        if let Some(bad) = scores.iter().find(|s| s.len() != self.n_tasks) {
+            return Err(Error::InvalidConfig {
+                reason: format!(
+                    "{} scores for a resample matrix of {} tasks",
+                    bad.len(),
+                    self.n_tasks
+                ),
+            });
+        }
+        let n = self.n_tasks as f64;
+        let mut out: Vec<Vec<f64>> = scores
+            .iter()
+            .map(|_| Vec::with_capacity(self.resamples))
+            .collect();
+        for row in self.counts.chunks_exact(self.n_tasks) {
+            for (values, means) in scores.iter().zip(out.iter_mut()) {
+                means.push(dot(row, values) / n);
+            }
+        }
+        Ok(out)
+    }
+}
+
 /// Dot product in four independent lanes (lets the compiler vectorise).
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     let mut lanes = [0.0f64; 4];
@@ -392,20 +422,26 @@ pub fn pairs_of(
     config.validate()?;
     let n = scores.tasks.len();
     let matrix = ResampleMatrix::draw(n, config.resamples, config.seed)?;
-    let mut means: Vec<Option<(f64, Vec<f64>)>> = vec![None; scores.systems.len()];
+    let mut needed: Vec<usize> = pairs.iter().flat_map(|&(i, j)| [i, j]).collect();
+    needed.sort_unstable();
+    needed.dedup();
+    let rows: Vec<&[f64]> = needed
+        .iter()
+        .map(|&k| {
+            scores.row(k).ok_or_else(|| Error::InvalidConfig {
+                reason: format!("no system row {k}"),
+            })
+        })
+        .collect::<Result<_>>()?;
+    let resampled = matrix.resampled_means_of(&rows)?;
+    let mut means: Vec<Option<(f64, &[f64])>> = vec![None; scores.systems.len()];
+    for ((&k, row), res) in needed.iter().zip(&rows).zip(&resampled) {
+        means[k] = Some((row.iter().sum::<f64>() / n as f64, res.as_slice()));
+    }
     let alpha = (1.0 - config.confidence) / 2.0;
     let mut out = Vec::with_capacity(pairs.len());
     let mut deltas = vec![0.0f64; config.resamples];
     for &(i, j) in pairs {
-        for k in [i, j] {
-            if means.get(k).is_some_and(Option::is_none) {
-                let row = scores.row(k).ok_or_else(|| Error::InvalidConfig {
-                    reason: format!("no system row {k}"),
-                })?;
-                let observed = row.iter().sum::<f64>() / n as f64;
-                means[k] = Some((observed, matrix.resampled_means(row)?));
-            }
-        }
         let (Some(Some((mean_a, res_a))), Some(Some((mean_b, res_b)))) =
             (means.get(i), means.get(j))
         else {
@@ -413,7 +449,7 @@ pub fn pairs_of(
                 reason: format!("no system row {i} or {j}"),
             });
         };
-        for ((d, x), y) in deltas.iter_mut().zip(res_a).zip(res_b) {
+        for ((d, x), y) in deltas.iter_mut().zip(res_a.iter()).zip(res_b.iter()) {
             *d = x - y;
         }
         let r = deltas.len() as f64;
