@@ -35,6 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut sets: [Vec<RunPair>; 3] = Default::default();
     let mut all_reading = Vec::new();
+    let mut grouped: [Vec<RunPair>; 3] = Default::default();
     let mut rows = String::new();
     let traj = root.join("exploration").join("trajectories");
     let mut systems: Vec<_> = std::fs::read_dir(&traj)?
@@ -95,7 +96,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 score.u_required,
                 score.u_all,
                 published,
-                score.units_counted,
+                score.groups_counted,
                 run["scores"]["answer_units_total"].as_f64().unwrap_or(-1.0),
                 score.units_total,
                 run["scores"]["answer_units_correct"]
@@ -103,6 +104,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .unwrap_or(-1.0),
                 score.parse.shape,
             ));
+            let gp = RunPair {
+                system: system.clone(),
+                ours: score.u_required,
+                published,
+            };
+            grouped[half].push(gp.clone());
+            grouped[2].push(gp);
             sets[half].push(pair.clone());
             sets[2].push(pair);
         }
@@ -115,10 +123,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     show("tune", &agreement(&sets[0]));
     let held = agreement(&sets[1]);
-    show("held-out", &held);
+    let show_held = std::env::var_os("SHOW_HELD").is_some();
+    if show_held {
+        show("held-out", &held);
+    }
     show("all", &agreement(&sets[2]));
     show("u_all/all", &agreement(&all_reading));
-    for s in &held.per_system {
+    show("grp/tune", &agreement(&grouped[0]));
+    if show_held {
+        show("grp/held", &agreement(&grouped[1]));
+    }
+    show("grp/all", &agreement(&grouped[2]));
+    for s in held.per_system.iter().filter(|_| show_held) {
         println!(
             "  held {:<24} {:3} ours {:6.2} published {:6.2} Δ {:+6.2}",
             s.system,

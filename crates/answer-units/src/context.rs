@@ -1,5 +1,6 @@
 //! What the scorer needs besides the ground truth and the answer.
 
+use crate::matching::Rules;
 use crate::normalize::normalize_key;
 use crate::{Error, Result};
 use serde_json::Value;
@@ -13,6 +14,8 @@ pub struct ScoringContext {
     pub question: String,
     /// Absolute numeric tolerances by normalised key (see [`extract_tolerances`]).
     pub tolerances: BTreeMap<String, f64>,
+    /// The matching constants (defaults chosen on the tuning events).
+    pub rules: Rules,
 }
 
 impl ScoringContext {
@@ -21,6 +24,7 @@ impl ScoringContext {
         ScoringContext {
             question: question.into(),
             tolerances: BTreeMap::new(),
+            rules: Rules::default(),
         }
     }
 

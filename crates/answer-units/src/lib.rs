@@ -40,6 +40,7 @@ pub use agreement::{agreement, is_tuning_event, pearson, Agreement, RunPair, Sys
 pub use context::{extract_tolerances, ScoringContext};
 pub use count::count_units;
 pub use error::{Error, Result};
+pub use matching::Rules;
 pub use normalize::{normalize_key, normalize_text};
 pub use parse::{parse_answer, parse_answer_text, AnswerShape, ParseReport, ParsedAnswer};
 pub use score::{

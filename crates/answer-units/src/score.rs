@@ -21,13 +21,21 @@
 //! - `u_all`: matched units over all units of `primary_gt` (the paper's
 //!   decomposition).
 //! - `u_required` (judge-like): a unit counts in the denominator when the
-//!   question names its key (the answer template asks for it) or when it
-//!   matched; units under scoring-metadata keys never count.
+//!   question names its key (the answer template asks for it; words joined
+//!   by spaces or hyphens count too) or when it matched; units under
+//!   scoring-metadata keys never count. Units are grouped as the judge
+//!   counted them (each scalar, list of scalars, or subtree at depth two is
+//!   one unit, credited with the share of its leaves matched).
+//!   `u_required_leaves` is the same at leaf level.
+//!
+//! When a key is nowhere in the answer, keys that contain it (or that it
+//! contains) as whole words are tried last (`index_value` ↔
+//! `physical_index.value`).
 
 use crate::matching::{is_distinctive, match_scalar, Expected, Mode, ProseText};
 use crate::normalize::normalize_key;
 use crate::parse::{parse_answer, parse_answer_text, ParseReport, ParsedAnswer};
-use crate::units::{is_required, join_key, UnitKind, MAX_DEPTH, META_KEYS};
+use crate::units::{is_required, join_key, QuestionIndex, UnitKind, MAX_DEPTH, META_KEYS};
 use crate::values::number_parts;
 use crate::ScoringContext;
 use serde::Serialize;
@@ -39,6 +47,9 @@ use serde_json::Value;
 pub struct UnitLedgerEntry {
     /// Path of the unit in `primary_gt` (`event_window.start_date`, `rows[1].id`).
     pub path: String,
+    /// Path of the group the unit belongs to: the unit itself, its list of
+    /// scalars, or its subtree at depth two (see [`UnitScore::u_required`]).
+    pub group: String,
     /// Normalised key of the unit (the list's key for list elements).
     pub key: Option<String>,
     /// How the unit was matched.
@@ -80,8 +91,17 @@ pub struct UnitScore {
     pub units_counted_matched: usize,
     /// U over all units, 0–100 (0 when there are no units).
     pub u_all: f64,
-    /// Judge-like U over the counted units, 0–100 (0 when none count).
+    /// Judge-like U, 0–100 (0 when nothing counts): over unit groups (each
+    /// scalar, list of scalars, or subtree at depth two of `primary_gt` is
+    /// one unit credited with the share of its leaves matched); a group
+    /// counts when one of its units is named by the question or matched.
+    /// This is the reading compared with the published `unit_accuracy`.
     pub u_required: f64,
+    /// Judge-like U at leaf level: matched over counted units (the
+    /// prototype's BEST reading), 0–100.
+    pub u_required_leaves: f64,
+    /// Groups in the `u_required` denominator.
+    pub groups_counted: usize,
     /// Every unit in ground-truth order.
     pub ledger: Vec<UnitLedgerEntry>,
     /// How the answer was read.
@@ -117,7 +137,7 @@ pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> 
         nodes: Vec::new(),
         prose: None,
         ctx,
-        question_lower: ctx.question.to_lowercase(),
+        question: QuestionIndex::new(ctx),
     };
     match &parsed.json {
         Some(json) => {
@@ -138,6 +158,7 @@ pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> 
     let mut ledger = Vec::new();
     let at = GtPos {
         path: String::new(),
+        group: None,
         raw_key: None,
         key: None,
         meta: false,
@@ -161,6 +182,30 @@ fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
             100.0 * m as f64 / n as f64
         }
     };
+    // Groups in ledger order: (group, leaves, matched, counted).
+    let mut groups: Vec<(&str, usize, usize, bool)> = Vec::new();
+    for e in ledger.iter().filter(|e| !e.meta) {
+        match groups.iter_mut().find(|g| g.0 == e.group) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 += usize::from(e.matched);
+                g.3 |= e.counted;
+            }
+            None => groups.push((&e.group, 1, usize::from(e.matched), e.counted)),
+        }
+    }
+    let counted_groups: Vec<_> = groups.iter().filter(|g| g.3).collect();
+    let groups_counted = counted_groups.len();
+    let u_grouped = if groups_counted == 0 {
+        0.0
+    } else {
+        100.0
+            * counted_groups
+                .iter()
+                .map(|g| g.2 as f64 / g.1 as f64)
+                .sum::<f64>()
+            / groups_counted as f64
+    };
     UnitScore {
         units_total,
         units_matched,
@@ -168,7 +213,9 @@ fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
         units_counted,
         units_counted_matched,
         u_all: pct(units_matched, units_total),
-        u_required: pct(units_counted_matched, units_counted),
+        u_required: u_grouped,
+        u_required_leaves: pct(units_counted_matched, units_counted),
+        groups_counted,
         ledger,
         parse,
     }
@@ -213,6 +260,8 @@ impl Node<'_> {
 #[derive(Clone)]
 struct GtPos<'g> {
     path: String,
+    /// Path of the answer-unit group this position belongs to (see `group_of`).
+    group: Option<String>,
     raw_key: Option<&'g str>,
     key: Option<String>,
     meta: bool,
@@ -224,7 +273,7 @@ struct Scorer<'a> {
     nodes: Vec<Node<'a>>,
     prose: Option<ProseText>,
     ctx: &'a ScoringContext,
-    question_lower: String,
+    question: QuestionIndex,
 }
 
 impl<'a> Scorer<'a> {
@@ -314,7 +363,28 @@ impl<'a> Scorer<'a> {
         if !found.is_empty() || self.nodes.is_empty() {
             return found;
         }
-        self.keyed_descendants(&[0], key)
+        let found = self.keyed_descendants(&[0], key);
+        if !found.is_empty() || !self.ctx.rules.fuzzy_keys || key.len() < 4 {
+            return found;
+        }
+        // Last resort: a key in the current scope that contains the ground
+        // truth's key as whole words, or is contained in it
+        // (`index_value` ↔ `value` under `physical_index`, `peak_c` ↔ `peak_c_local`).
+        let padded = format!("_{key}_");
+        let mut out = Vec::new();
+        for &r in scope {
+            for i in r + 1..self.nodes[r].end {
+                if let Some(k) = self.nodes[i].key.as_deref() {
+                    if k.len() >= 4
+                        && (format!("_{k}_").contains(&padded)
+                            || padded.contains(&format!("_{k}_")))
+                    {
+                        out.push(i);
+                    }
+                }
+            }
+        }
+        sorted_unique(out)
     }
 
     fn scalar_leaves(&self, hits: &[usize]) -> Vec<usize> {
@@ -340,6 +410,11 @@ impl<'a> Scorer<'a> {
         if at.depth > MAX_DEPTH {
             return;
         }
+        if at.group.is_none() && starts_group(gt, at.depth) {
+            let mut grouped = at.clone();
+            grouped.group = Some(at.path.clone());
+            return self.walk(gt, &grouped, hits, scope, out);
+        }
         match gt {
             Value::Object(map) => {
                 let sc = if hits.is_empty() { scope } else { hits };
@@ -349,6 +424,7 @@ impl<'a> Scorer<'a> {
                     let child_hits = self.lookup(&nk, hits, sc);
                     let child = GtPos {
                         path: join_key(&at.path, k),
+                        group: at.group.clone(),
                         raw_key: Some(k),
                         key: Some(nk),
                         meta,
@@ -438,7 +514,10 @@ impl<'a> Scorer<'a> {
                 scalar => {
                     element.list_element = true;
                     let expected = self.expected(scalar, &element);
-                    let mode = Mode { aligned: true };
+                    let mode = Mode {
+                        aligned: true,
+                        rules: &self.ctx.rules,
+                    };
                     let mut entry = None;
                     for (j, &leaf) in leaves.iter().enumerate() {
                         if used_leaves[j] {
@@ -498,7 +577,10 @@ impl<'a> Scorer<'a> {
         }
         let expected = self.expected(value, at);
         let leaves = self.scalar_leaves(hits);
-        let mode = Mode { aligned: true };
+        let mode = Mode {
+            aligned: true,
+            rules: &self.ctx.rules,
+        };
         for &leaf in &leaves {
             if let Some(why) = match_scalar(&expected, self.nodes[leaf].value, mode) {
                 return self.entry(value, at, Some(leaf), true, why);
@@ -538,7 +620,10 @@ impl<'a> Scorer<'a> {
                 "key not in answer (value not distinctive enough to search)".to_owned(),
             );
         }
-        let mode = Mode { aligned: false };
+        let mode = Mode {
+            aligned: false,
+            rules: &self.ctx.rules,
+        };
         for (i, node) in self.nodes.iter().enumerate() {
             if !node.is_scalar() {
                 continue;
@@ -570,11 +655,12 @@ impl<'a> Scorer<'a> {
         matched: bool,
         why: String,
     ) -> UnitLedgerEntry {
-        let required = is_required(at.raw_key, at.key.as_deref(), &self.question_lower);
+        let required = is_required(at.raw_key, at.key.as_deref(), &self.question);
         let expected = self.expected(value, at);
         let tolerance = matches!(value, Value::Number(_)).then_some(expected.abs_tolerance);
         UnitLedgerEntry {
             path: at.path.clone(),
+            group: at.group.clone().unwrap_or_else(|| at.path.clone()),
             key: at.key.clone(),
             kind: expected.kind,
             list_element: at.list_element,
@@ -588,6 +674,22 @@ impl<'a> Scorer<'a> {
             counted: !at.meta && (required || matched),
             why,
         }
+    }
+}
+
+/// Where a judge-like answer unit starts (study, "each depth-2 subtree is one
+/// fractional unit"): a scalar; a list of scalars; an object or list at
+/// depth two or more (the root is depth 0).
+fn starts_group(gt: &Value, depth: usize) -> bool {
+    match gt {
+        Value::Object(_) => depth >= 2,
+        Value::Array(items) => {
+            depth >= 2
+                || items
+                    .iter()
+                    .all(|v| !matches!(v, Value::Object(_) | Value::Array(_)))
+        }
+        _ => true,
     }
 }
 

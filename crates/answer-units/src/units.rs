@@ -114,7 +114,7 @@ pub struct Unit {
 /// ```
 pub fn decompose(gt: &Value, ctx: &ScoringContext) -> Vec<Unit> {
     let mut out = Vec::new();
-    let question = ctx.question.to_lowercase();
+    let question = QuestionIndex::new(ctx);
     collect(
         gt, "", None, None, false, false, 0, ctx, &question, &mut out,
     );
@@ -131,7 +131,7 @@ fn collect(
     meta: bool,
     depth: usize,
     ctx: &ScoringContext,
-    question_lower: &str,
+    question_lower: &QuestionIndex,
     out: &mut Vec<Unit>,
 ) {
     match value {
@@ -204,12 +204,42 @@ fn collect(
 
 /// A unit is required when the question names its key as a whole word; a
 /// root-level scalar ground truth is always required.
-pub(crate) fn is_required(raw_key: Option<&str>, key: Option<&str>, question_lower: &str) -> bool {
+pub(crate) fn is_required(
+    raw_key: Option<&str>,
+    key: Option<&str>,
+    question: &QuestionIndex,
+) -> bool {
     match (raw_key, key) {
         (None, _) => true,
         (Some(raw), nk) => {
-            contains_word(question_lower, raw)
-                || nk.is_some_and(|k| contains_word(question_lower, k))
+            contains_word(&question.lower, raw)
+                || nk.is_some_and(|k| {
+                    contains_word(&question.lower, k)
+                        || (question.loose
+                            && !k.is_empty()
+                            && question.keyed.contains(&format!("_{k}_")))
+                })
+        }
+    }
+}
+
+/// The question prepared for "does it name this key" lookups.
+#[derive(Debug, Clone)]
+pub(crate) struct QuestionIndex {
+    /// Lowercased question.
+    pub lower: String,
+    /// The question as one normalised key, padded with `_`.
+    pub keyed: String,
+    /// Whether the loose (words joined by spaces or hyphens) form counts.
+    pub loose: bool,
+}
+
+impl QuestionIndex {
+    pub(crate) fn new(ctx: &ScoringContext) -> Self {
+        QuestionIndex {
+            lower: ctx.question.to_lowercase(),
+            keyed: format!("_{}_", normalize_key(&ctx.question)),
+            loose: ctx.rules.loose_required,
         }
     }
 }
