@@ -307,3 +307,40 @@ fn leaderboard_from_recorded_fixture_runs() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/dir"));
 }
+
+#[test]
+fn prices_give_the_cost_table() {
+    let dir = scratch("prices");
+    let records = sample(&dir);
+    let flat = dir.join("flat.json");
+    std::fs::write(&flat, r#"{"alpha": 50.0}"#).unwrap();
+    let out = run_ok(
+        bin()
+            .arg("leaderboard")
+            .arg(&records)
+            .arg("--json")
+            .arg("--prices")
+            .arg(&flat),
+    );
+    let doc: Value = serde_json::from_str(&out).unwrap();
+    let cost = &doc["cost"][0];
+    assert_eq!(cost["system"], "alpha");
+    // 3 runs x 120,000 tokens x 50 USD per million.
+    assert!((cost["cost_usd"].as_f64().unwrap() - 18.0).abs() < 1e-9);
+    assert_eq!(
+        doc["cost"].as_array().unwrap().len(),
+        1,
+        "beta has no price"
+    );
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, r#"{"alpha": "cheap"}"#).unwrap();
+    let out = bin()
+        .arg("leaderboard")
+        .arg(&records)
+        .arg("--prices")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("bad.json"));
+}

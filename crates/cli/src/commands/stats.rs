@@ -46,6 +46,12 @@ pub struct Sources {
     /// Score tasks a system lacks (among all tasks seen) as failures (0).
     #[arg(long)]
     pub fill_missing: bool,
+    /// Prices for the cost column and Table 11: a model-provider price
+    /// table (`{"model": {"prompt": USD/M, "completion": USD/M}}`, billed per
+    /// run from prompt and completion tokens) or a flat `{"model": USD/M}`
+    /// list price applied to total tokens.
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
 }
 
 /// Grouping of `leaderboard --by`.
@@ -167,9 +173,6 @@ pub struct ReportArgs {
     /// Page title.
     #[arg(long, default_value = "EarthVerse results")]
     title: String,
-    /// JSON object of list prices, USD per million tokens, by system id.
-    #[arg(long, value_name = "FILE")]
-    prices: Option<PathBuf>,
     /// Bootstrap resamples of the forest plot.
     #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_RESAMPLES)]
     resamples: usize,
@@ -187,6 +190,10 @@ pub struct Loaded {
     pub details: Vec<TaskDetail>,
     /// Human description of the inputs.
     pub source: Vec<String>,
+    /// Prompt and completion tokens of each run, by (system, task).
+    pub usage: BTreeMap<(String, String), (u64, u64)>,
+    /// Flat list prices (USD per million tokens) by system.
+    pub flat_prices: BTreeMap<String, f64>,
 }
 
 impl Loaded {
@@ -194,6 +201,44 @@ impl Loaded {
         self.outcomes.extend(other.outcomes);
         self.details.extend(other.details);
         self.source.extend(other.source);
+        self.usage.extend(other.usage);
+    }
+
+    /// Applies a price file: per-run costs from a model-provider table, or
+    /// flat list prices applied to total tokens.
+    fn apply_prices(&mut self, path: &Path) -> anyhow::Result<()> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading prices {}", path.display()))?;
+        if let Ok(flat) = serde_json::from_str::<BTreeMap<String, f64>>(&text) {
+            self.flat_prices = flat;
+            for o in &mut self.outcomes {
+                if let (Some(price), Some(tokens)) =
+                    (self.flat_prices.get(&o.system), o.trajectory.tokens)
+                {
+                    o.trajectory.cost_usd = Some(tokens * price / 1e6);
+                }
+            }
+            return Ok(());
+        }
+        let table = earthverse_model_provider::Pricing::from_json(&text).with_context(|| {
+            format!(
+                "{}: neither {{model: USD/M}} nor a model-provider price table",
+                path.display()
+            )
+        })?;
+        for o in &mut self.outcomes {
+            if let Some(&(prompt_tokens, completion_tokens)) =
+                self.usage.get(&(o.system.clone(), o.task.clone()))
+            {
+                let usage = earthverse_model_provider::TokenUsage {
+                    prompt_tokens,
+                    completion_tokens,
+                    cached_tokens: 0,
+                };
+                o.trajectory.cost_usd = table.cost(&o.system, &usage);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -252,6 +297,11 @@ pub fn from_records(records: Vec<EvaluationRecord>, path: &Path) -> anyhow::Resu
                 .or_else(|| Some(t.prompt_tokens? + t.completion_tokens?))),
             cost_usd: None,
         };
+        if let (Some(p), Some(c)) = (t.prompt_tokens, t.completion_tokens) {
+            loaded
+                .usage
+                .insert((r.system.clone(), r.task_id.clone()), (p, c));
+        }
         loaded.details.push(TaskDetail {
             system: r.system.clone(),
             task: r.task_id.clone(),
@@ -402,6 +452,12 @@ pub fn load_recorded(dir: &Path, release: Option<&Path>) -> anyhow::Result<Loade
     let mut loaded = Loaded::default();
     for entry in &entries {
         let mut outcome = outcome_of_recorded(entry)?;
+        let d = &entry.run.diagnostics;
+        if let (Some(p), Some(c)) = (d.prompt_tokens, d.completion_tokens) {
+            loaded
+                .usage
+                .insert((entry.system_id.clone(), entry.task_id.clone()), (p, c));
+        }
         if let Some(l) = labels.get(&entry.task_id) {
             outcome.capabilities = l.capabilities.clone();
             outcome.difficulty = l.difficulty.clone();
@@ -461,6 +517,9 @@ fn load_sources(sources: &Sources) -> anyhow::Result<Loaded> {
             .collect();
         let added = fill_missing_as_failures(&mut loaded.outcomes, &tasks);
         tracing::info!(added, "missing tasks scored as failures");
+    }
+    if let Some(path) = &sources.prices {
+        loaded.apply_prices(path)?;
     }
     Ok(loaded)
 }
@@ -666,8 +725,18 @@ pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
     if let Some(path) = &args.tasks_out {
         write_table(path, &task_rows(&loaded.outcomes))?;
     }
+    let costs = match &args.sources.prices {
+        Some(_) => Some(earthverse_stats_bootstrap::cost_table(
+            &loaded.outcomes,
+            &loaded.flat_prices,
+        )?),
+        None => None,
+    };
     if args.json {
         let mut doc = json!({ "rows": rows, "source": loaded.source });
+        if let Some(c) = &costs {
+            doc["cost"] = serde_json::to_value(c)?;
+        }
         if let Some(s) = &slices {
             doc["slices"] = serde_json::to_value(s)?;
         }
@@ -697,6 +766,23 @@ pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
         }
     } else {
         print_leaderboard(&rows);
+        if let Some(costs) = &costs {
+            println!("\nEvaluation cost (Table 11)");
+            println!(
+                "{:<24} {:>7} {:>14} {:>12} {:>12}",
+                "System", "Core", "Tokens/task(k)", "Price(USD/M)", "Cost(USD)"
+            );
+            for c in costs {
+                println!(
+                    "{:<24} {:>7.2} {:>14.1} {:>12} {:>12.2}",
+                    c.system,
+                    c.core,
+                    c.tokens_per_task_k,
+                    f2(c.price_usd_per_m, 2),
+                    c.cost_usd
+                );
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -827,21 +913,13 @@ pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     input.source = loaded.source.join(", ");
     input.outcomes = loaded.outcomes;
     input.details = loaded.details;
+    let flat_prices = loaded.flat_prices;
     input.bootstrap = BootstrapConfig {
         resamples: args.resamples,
         seed: args.seed,
         ..BootstrapConfig::default()
     };
-    if let Some(path) = &args.prices {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading prices {}", path.display()))?;
-        input.prices_usd_per_m = serde_json::from_str(&text).with_context(|| {
-            format!(
-                "{}: expected a JSON object {{system: USD per million tokens}}",
-                path.display()
-            )
-        })?;
-    }
+    input.prices_usd_per_m = flat_prices;
     let html = earthverse_report::render_html(&input)?;
     std::fs::write(&args.html, html).with_context(|| format!("writing {}", args.html.display()))?;
     eprintln!("wrote {}", args.html.display());
