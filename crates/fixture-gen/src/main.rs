@@ -142,8 +142,30 @@ fn inventory(release: &Path, event_id: &str, event_src: &Value) -> Result<Vec<Va
             .strip_prefix(&package)?
             .to_string_lossy()
             .replace('\\', "/");
-        let (bytes, sha) = digest(path)?;
-        let extra = overrides.get(&rel).cloned().unwrap_or(Value::Null);
+        let mut extra = overrides.get(&rel).cloned().unwrap_or(Value::Null);
+        // `"record_line_endings": "crlf"`: record the size and hash of the
+        // CRLF form, as the real release's inventories (written on Windows)
+        // do for text files published with LF endings.
+        let crlf = extra
+            .as_object_mut()
+            .and_then(|m| m.remove("record_line_endings"))
+            .is_some_and(|v| v == "crlf");
+        let (bytes, sha) = if crlf {
+            let raw = fs::read(path)?;
+            let mut converted = Vec::with_capacity(raw.len() + raw.len() / 16);
+            for (i, &b) in raw.iter().enumerate() {
+                if b == b'\n' && (i == 0 || raw[i - 1] != b'\r') {
+                    converted.push(b'\r');
+                }
+                converted.push(b);
+            }
+            (
+                converted.len() as u64,
+                hex::encode(Sha256::digest(&converted)),
+            )
+        } else {
+            digest(path)?
+        };
         push(&rel, bytes, &sha[..16], &extra);
     }
     for absent in event_src

@@ -54,11 +54,13 @@ pub mod authoring;
 mod error;
 pub mod evidence;
 pub mod labels;
+pub mod regenerate;
 pub mod release;
 pub mod run;
 pub mod sniff;
 pub mod task;
 pub mod text;
+pub mod validate;
 
 pub use authoring::{export_authoring, load_authoring, DataMode, ExportFilter, ExportSummary};
 pub use error::{PackageError, Result};
