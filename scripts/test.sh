@@ -6,4 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 export EARTHVERSE_DATA="${EARTHVERSE_DATA:-$(pwd)/../shared/earthverse-dev/data}"
+# Python with numpy, Pillow, pypdf (and lxml) for --regenerate-gt tests (venv .venv-gt).
+export EARTHVERSE_PYTHON="${EARTHVERSE_PYTHON:-$(scripts/python-env.sh)}"
 cargo test --workspace --all-features --no-fail-fast "$@"
