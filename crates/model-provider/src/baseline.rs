@@ -16,8 +16,8 @@
 //!    term that matched the file + 1 per key term in its path; ties by path.
 //!    CSV files are summarised (`summarize_table_or_json`), others read
 //!    (`read_text_file`, 12,000 characters).
-//! 4. **Answer**: the question's JSON template (its ```json block) is filled
-//!    leaf by leaf. Literal leaves are kept; a placeholder leaf (`"<...>"`)
+//! 4. **Answer**: the question's answer template ([`answer_template`]: its
+//!    ```json block, or its bullet list of fields) is filled leaf by leaf. Literal leaves are kept; a placeholder leaf (`"<...>"`)
 //!    whose key equals (case- and separator-insensitively) a key seen in a
 //!    file read gets the first such value, in read order; placeholders about
 //!    paths get the read file whose name shares most words with the key,
@@ -249,18 +249,156 @@ pub(crate) fn first_json_object(text: &str) -> Option<Value> {
     None
 }
 
-/// The first fenced ```json block of `text` that parses.
-fn json_template(text: &str) -> Option<Value> {
-    let mut rest = text;
+/// The answer template of a question: its first fenced ```json block that
+/// parses, also after quoting bare placeholders (`"x": <number>` becomes
+/// `"x": "<number>"`); failing that, the backticked fields of the sentence
+/// that asks for JSON when it names two or more, else those together with
+/// the fields of the bullet lines that start with backticked names
+/// (`` - `field`: ... ``, `` - `a`, `b`: ... ``, `` - `gate = 1` if ... ``),
+/// each a `"<value>"` placeholder, or the literal when the line says
+/// ``must be `literal` ``. Questions that ask for prose have none (`None`).
+pub fn answer_template(question: &str) -> Option<Value> {
+    let mut rest = question;
     while let Some(open) = rest.find("```json") {
         let after = &rest[open + 7..];
-        let close = after.find("```")?;
-        if let Ok(v) = serde_json::from_str::<Value>(after[..close].trim()) {
+        let Some(close) = after.find("```") else {
+            break;
+        };
+        let block = after[..close].trim();
+        if let Ok(v) = serde_json::from_str::<Value>(block) {
+            return Some(v);
+        }
+        if let Ok(v) = serde_json::from_str::<Value>(&quote_bare_placeholders(block)) {
             return Some(v);
         }
         rest = &after[close + 3..];
     }
-    None
+    // A sentence listing two or more fields wins; otherwise the sentence's
+    // field (e.g. "and the `diagnosis` label") joins the bullet fields.
+    let sentence = sentence_template(question).unwrap_or_default();
+    if sentence.len() >= 2 {
+        return Some(Value::Object(sentence));
+    }
+    let mut fields = sentence;
+    for (key, value) in bullet_template(question).unwrap_or_default() {
+        fields.entry(key).or_insert(value);
+    }
+    (!fields.is_empty()).then_some(Value::Object(fields))
+}
+
+/// Fields listed in a sentence such as "Return compact JSON with exactly
+/// these top-level keys: `a`, `b`, and `c`." (backticked identifiers after
+/// the first "JSON" of a line, up to the end of that sentence).
+fn sentence_template(question: &str) -> Option<Map<String, Value>> {
+    let mut fields = Map::new();
+    for line in question.lines() {
+        // ASCII lowering keeps byte offsets valid for slicing `line`.
+        let lower = line.to_ascii_lowercase();
+        if !lower.contains("json") {
+            continue;
+        }
+        let Some(start) = lower.find("json") else {
+            continue;
+        };
+        let tail = &line[start..];
+        let sentence = tail.split(". ").next().unwrap_or(tail);
+        for (index, token) in sentence.split('`').enumerate() {
+            let is_field = index % 2 == 1
+                && !token.is_empty()
+                && token.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if is_field && !fields.contains_key(token) {
+                fields.insert(token.to_string(), Value::String("<value>".into()));
+            }
+        }
+        if !fields.is_empty() {
+            break;
+        }
+    }
+    (!fields.is_empty()).then_some(fields)
+}
+
+/// Wraps `<...>` tokens that stand outside JSON strings in quotes.
+fn quote_bare_placeholders(block: &str) -> String {
+    let mut out = String::with_capacity(block.len() + 16);
+    let mut chars = block.chars().peekable();
+    let (mut in_string, mut escaped) = (false, false);
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '<' => {
+                let mut token = String::from("<");
+                for inner in chars.by_ref() {
+                    token.push(inner);
+                    if inner == '>' {
+                        break;
+                    }
+                }
+                out.push_str(&Value::String(token).to_string());
+            }
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+fn bullet_template(question: &str) -> Option<Map<String, Value>> {
+    let mut fields = Map::new();
+    for line in question.lines() {
+        let line = line.trim_start();
+        let Some(rest) = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")) else {
+            continue;
+        };
+        if !rest.starts_with('`') {
+            continue;
+        }
+        // Backticked names before the first `:` outside backticks
+        // ("- `a`, `b`, and `c`: ..." or "- `gate = 1` if ...").
+        let mut head = String::new();
+        let mut inside = false;
+        for c in rest.chars() {
+            if c == '`' {
+                inside = !inside;
+            } else if c == ':' && !inside {
+                break;
+            }
+            head.push(c);
+        }
+        let literal = rest
+            .split_once("must be `")
+            .and_then(|(_, after)| after.split_once('`'))
+            .map(|(value, _)| Value::String(value.to_string()));
+        let tokens: Vec<&str> = head.split('`').skip(1).step_by(2).collect();
+        let names: Vec<&str> = tokens
+            .iter()
+            .filter_map(|t| t.split([' ', '=']).next())
+            .filter(|n| n.starts_with(|c: char| c.is_ascii_alphabetic()))
+            .filter(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
+        for name in &names {
+            if !fields.contains_key(*name) {
+                let value = match (&literal, names.len()) {
+                    (Some(literal), 1) => literal.clone(),
+                    _ => Value::String("<value>".into()),
+                };
+                fields.insert(name.to_string(), value);
+            }
+        }
+    }
+    (!fields.is_empty()).then_some(fields)
 }
 
 fn without_fences(text: &str) -> String {
@@ -617,7 +755,7 @@ fn final_answer(question: &str, steps: &[Step]) -> Value {
             None => collect_scalars(output, &mut facts),
         }
     }
-    let template = json_template(question).unwrap_or_else(|| json!({}));
+    let template = answer_template(question).unwrap_or_else(|| json!({}));
     let mut filler = Filler {
         facts: &facts,
         files: &files_read,
@@ -729,6 +867,40 @@ mod tests {
         assert_eq!(facts.get("peakc"), Some(&json!(3.5)));
         assert_eq!(facts.get("name"), Some(&json!("x")));
         assert!(!facts.contains_key("cut"));
+    }
+
+    #[test]
+    fn templates_with_bare_placeholders_or_bullets_parse() {
+        let bare = "```json\n{\"a\": <number>, \"b\": \"<x> y\", \"c\": [<n>, 2]}\n```";
+        assert_eq!(
+            answer_template(bare),
+            Some(json!({"a": "<number>", "b": "<x> y", "c": ["<n>", 2]}))
+        );
+        let bullets = "Return JSON with:\n\n- `answer_type`: must be `audit`\n- `peak_c`\n  - `peak_c` again\n- not a field\n- `gate = 1` if x, else `0`\n- `m1`, `m2`, and `m3`: means\n";
+        assert_eq!(
+            answer_template(bullets),
+            Some(
+                json!({"answer_type": "audit", "peak_c": "<value>", "gate": "<value>",
+                        "m1": "<value>", "m2": "<value>", "m3": "<value>"})
+            )
+        );
+        assert_eq!(answer_template("no template here"), None);
+        let inline =
+            "Return a compact JSON object with `label`, `x_2`, and `y`. For rain, use `z`.";
+        assert_eq!(
+            answer_template(inline),
+            Some(json!({"label": "<value>", "x_2": "<value>", "y": "<value>"}))
+        );
+        let with_bullets = "Define:\n- `peak_mm`: max\n- `pop`: people\n\nReturn only JSON with those fields and the `diagnosis` label.";
+        assert_eq!(
+            answer_template(with_bullets),
+            Some(json!({"diagnosis": "<value>", "peak_mm": "<value>", "pop": "<value>"}))
+        );
+        let sentence = "Return compact JSON with exactly these top-level keys: `a_b`, `c`, and `d`. Use `x = 1`.";
+        assert_eq!(
+            answer_template(sentence),
+            Some(json!({"a_b": "<value>", "c": "<value>", "d": "<value>"}))
+        );
     }
 
     #[test]
