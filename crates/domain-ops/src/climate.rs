@@ -398,8 +398,8 @@ pub fn operations() -> Vec<Operation> {
                 need(c, "tas_monthly", t.iter().filter(|v| v.is_finite()).count(), 12)?;
                 let lat = c.num("lat")?.to_radians();
                 let mut clim = [0.0; 12];
-                for m in 0..12 {
-                    clim[m] = stats::mean(&stats::finite(&t.iter().skip(m).step_by(12).copied().collect::<Vec<_>>()));
+                for (m, slot) in clim.iter_mut().enumerate() {
+                    *slot = stats::mean(&stats::finite(&t.iter().skip(m).step_by(12).copied().collect::<Vec<_>>()));
                 }
                 let i: f64 = clim.iter().map(|x| (x.max(0.0) / 5.0).powf(1.514)).sum();
                 let a = 6.75e-7 * i.powi(3) - 7.71e-5 * i * i + 1.792e-2 * i + 0.492_39;

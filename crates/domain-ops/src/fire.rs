@@ -268,7 +268,7 @@ pub fn operations() -> Vec<Operation> {
                 let g = |i: usize| r.get(i).and_then(|s| s.trim().parse::<f64>().ok()).unwrap_or(f64::NAN);
                 let (y, x) = (g(la), g(lo));
                 if let Some(b) = &bbox { if b.len() == 4 && !(x >= b[0] && y >= b[1] && x <= b[2] && y <= b[3]) { continue; } }
-                if let (Some(mc), Some(ci)) = (minc, conf) { if !(g(ci) >= mc) { continue; } }
+                if let (Some(mc), Some(ci)) = (minc, conf) { if g(ci).is_nan() || g(ci) < mc { continue; } }
                 let e = days.entry(r.get(dt).cloned().unwrap_or_default()).or_default();
                 e.0 += 1;
                 if let Some(fi) = frp { let v = g(fi); if v.is_finite() { e.1 += v; } }
@@ -332,7 +332,7 @@ pub fn operations() -> Vec<Operation> {
         Operation::new("tsunami_travel_time", F, "Tsunami travel time along a path of segments with lengths (km) and mean depths (m) at the shallow-water speed √(g h).", vec![req("segment_km", Kind::Numbers, "segment lengths, km"), req("depth_m", Kind::Numbers, "mean depth of each segment, m")], |c| {
             let (l, h) = (c.numbers("segment_km")?, c.numbers("depth_m")?);
             if l.len() != h.len() { return Err(c.invalid("depth_m", "must match segment_km")); }
-            if h.iter().any(|x| !(*x > 0.0)) { return Err(c.refuse(json!({"invalid_depth": "depths must be positive"}), "shallow-water speed needs positive depths")); }
+            if h.iter().any(|x| x.is_nan() || *x <= 0.0) { return Err(c.refuse(json!({"invalid_depth": "depths must be positive"}), "shallow-water speed needs positive depths")); }
             let s: f64 = l.iter().zip(&h).map(|(a, b)| a * 1000.0 / (crate::meteo::G * b).sqrt()).sum();
             Ok(json!({"travel_time_s": s, "travel_time_h": s / 3600.0, "speeds_kmh": h.iter().map(|b| (crate::meteo::G * b).sqrt() * 3.6).collect::<Vec<_>>()}))
         }),

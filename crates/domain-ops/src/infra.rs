@@ -195,7 +195,7 @@ pub fn operations() -> Vec<Operation> {
         Operation::new("wind_fragility", F, "Lognormal fragility P(DS ≥ ds | V) = Φ(ln(V/median)/β) for each damage state (HAZUS hurricane style).", vec![req("wind", Kind::Number, "wind speed"), req("medians", Kind::Numbers, "median capacity per damage state"), req("betas", Kind::Numbers, "log standard deviation per damage state")], |c| {
             let v = c.num("wind")?;
             let (m, b) = (c.numbers("medians")?, c.numbers("betas")?);
-            if m.len() != b.len() || m.iter().chain(&b).any(|x| !(*x > 0.0)) { return Err(c.invalid("betas", "medians and betas must be positive and of equal length")); }
+            if m.len() != b.len() || m.iter().chain(&b).any(|x| x.is_nan() || *x <= 0.0) { return Err(c.invalid("betas", "medians and betas must be positive and of equal length")); }
             let p: Vec<f64> = m.iter().zip(&b).map(|(mi, bi)| norm_cdf((v / mi).ln() / bi)).collect();
             Ok(json!({"exceedance_probabilities": p}))
         }),

@@ -292,6 +292,7 @@ pub fn json_labels(doc: &Value, path: &str) -> std::result::Result<Vec<String>, 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -5,6 +5,7 @@
 //! than memory work; operations that need a whole band refuse rasters above
 //! [`MAX_WHOLE_BAND_PIXELS`].
 
+#[cfg(feature = "netcdf")]
 use crate::meteo::need;
 use crate::op::{opt, req, Kind, OpCall, Operation};
 use crate::stats::{self, num};
@@ -248,6 +249,7 @@ mod gdal_io {
     }
 }
 
+#[cfg(feature = "gdal")]
 pub(crate) fn is_zip(path: &Path) -> bool {
     std::fs::File::open(path)
         .and_then(|mut f| {
@@ -740,8 +742,8 @@ pub fn operations() -> Vec<Operation> {
             let (b, _) = band(c, "post")?;
             same_len(c, &a, &b, "post")?;
             let t = c.num("threshold")?;
-            let new: Vec<bool> = a.iter().zip(&b).map(|(x, y)| !(*x >= t) && *y >= t).collect();
-            let gone: Vec<bool> = a.iter().zip(&b).map(|(x, y)| *x >= t && !(*y >= t)).collect();
+            let new: Vec<bool> = a.iter().zip(&b).map(|(x, y)| (x.is_nan() || *x < t) && *y >= t).collect();
+            let gone: Vec<bool> = a.iter().zip(&b).map(|(x, y)| *x >= t && (y.is_nan() || *y < t)).collect();
             let perm: Vec<bool> = a.iter().zip(&b).map(|(x, y)| *x >= t && *y >= t).collect();
             let pa = c.num_opt("pixel_area_km2")?;
             let area = |m: &[bool]| area_of(m, &g).or(pa.map(|p| p * m.iter().filter(|x| **x).count() as f64));
@@ -786,7 +788,7 @@ pub fn operations() -> Vec<Operation> {
             let img = image::load_from_memory(&bytes).map_err(|e| DomainError::Input { file: rel, message: format!("not a decodable image: {e}") })?;
             let rgb = img.to_rgb8();
             let mut m = [Moments::default(), Moments::default(), Moments::default()];
-            for px in rgb.pixels() { for k in 0..3 { m[k].push_all(&[px.0[k] as f64]); } }
+            for px in rgb.pixels() { for (k, mk) in m.iter_mut().enumerate() { mk.push_all(&[px.0[k] as f64]); } }
             let channels: Vec<Value> = ["R", "G", "B"].iter().zip(&m).map(|(n, s)| json!({"channel": n, "min": s.min, "max": s.max, "mean": s.mean(), "std": s.std()})).collect();
             Ok(json!({"width": rgb.width(), "height": rgb.height(), "channels": channels}))
         }),

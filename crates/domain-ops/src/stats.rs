@@ -345,6 +345,7 @@ pub fn sens_slope(x: &[f64], y: &[f64]) -> (f64, f64) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

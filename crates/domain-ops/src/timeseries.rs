@@ -196,7 +196,7 @@ pub fn operations() -> Vec<Operation> {
                 return Ok(json!({"threshold": num(stats::percentile(&x.values, q)), "percentile": q}));
             }
             let (series, times) = labelled(c, "series")?;
-            let w = c.int("window_days")?.max(0) as i64;
+            let w = c.int("window_days")?.max(0);
             let doy: Vec<Option<i64>> = times.iter().map(|t| chrono::NaiveDate::parse_from_str(t.get(..10).unwrap_or(""), "%Y-%m-%d").ok().map(|d| chrono::Datelike::ordinal(&d) as i64)).collect();
             let mut out = BTreeMap::new();
             for d in 1..=366 {
@@ -207,11 +207,12 @@ pub fn operations() -> Vec<Operation> {
             }
             Ok(json!({"threshold_by_day_of_year": out, "percentile": q}))
         }),
-        Operation::new("ts_exceedance_count", F, "Number of steps above (or below) a threshold.", vec![s("series", "values"), req("threshold", Kind::Number, "threshold"), opt("below", Kind::Bool, "count values below instead", json!(false))], |c| {
+        Operation::new("ts_exceedance_count", F, "Number of steps above (or below) a threshold, strictly or inclusively (e.g. hours with T ≥ 30 °C).", vec![s("series", "values"), req("threshold", Kind::Number, "threshold"), opt("below", Kind::Bool, "count values below instead", json!(false)), opt("inclusive", Kind::Bool, "count values equal to the threshold too", json!(false))], |c| {
             let x = c.series("series")?;
             let t = c.num("threshold")?;
             let below = c.flag("below")?;
-            let n = x.values.iter().filter(|v| if below { **v < t } else { **v > t }).count();
+            let inclusive = c.flag("inclusive")?;
+            let n = x.values.iter().filter(|v| (inclusive && **v == t) || if below { **v < t } else { **v > t }).count();
             Ok(json!({"count": n, "valid": x.valid_count(), "share_pct": num(100.0 * n as f64 / x.valid_count() as f64)}))
         }),
         Operation::new("ts_longest_spell", F, "Longest run of consecutive steps above (or below) a threshold, with its start and end labels.", vec![s("series", "values"), req("threshold", Kind::Number, "threshold"), opt("below", Kind::Bool, "spell below instead", json!(false))], |c| {
@@ -291,7 +292,7 @@ pub fn operations() -> Vec<Operation> {
         Operation::new("ts_lag_correlation", F, "Pearson cross-correlation of two equally sampled series for lags −max_lag..max_lag (b shifted), and the best lag.", vec![s("a", "first series"), s("b", "second series"), opt("max_lag", Kind::Integer, "steps", json!(5))], |c| {
             let a = c.series("a")?.values;
             let b = c.series("b")?.values;
-            let l = c.int("max_lag")?.max(0) as i64;
+            let l = c.int("max_lag")?.max(0);
             let mut out = Vec::new();
             for lag in -l..=l {
                 let (x, y): (Vec<f64>, Vec<f64>) = (0..a.len() as i64).filter_map(|i| { let j = i + lag; (j >= 0 && (j as usize) < b.len()).then(|| (a[i as usize], b[j as usize])) }).filter(|(p, q)| p.is_finite() && q.is_finite()).unzip();

@@ -245,7 +245,7 @@ pub fn features_from_geojson(doc: &Value) -> Vec<Feature> {
         Some("FeatureCollection") => doc
             .get("features")
             .and_then(Value::as_array)
-            .map(|fs| fs.iter().flat_map(|f| features_from_geojson(f)).collect())
+            .map(|fs| fs.iter().flat_map(features_from_geojson).collect())
             .unwrap_or_default(),
         Some("Feature") => vec![Feature {
             geometry: doc.get("geometry").and_then(parse_geometry),

@@ -2,6 +2,7 @@
 //! reference value. Each case names its source. File-based cases run on a
 //! small package this test writes with the real libraries (GDAL GeoTIFF,
 //! NetCDF, Parquet, PNG). Needs the `gdal` and `netcdf` features.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![cfg(all(feature = "gdal", feature = "netcdf"))]
 
 use earthverse_domain_ops::operation;
@@ -638,7 +639,7 @@ fn raster_and_earth_observation() {
         json!({"pixels": "data/grid.tif", "value": 10}),
     );
     close(&v, "pixels", 2.0, 0.0);
-    close(&v, "area_km2", 2.0 * 3091.047_234, 0.01);
+    close(&v, "area_km2", 2.0 * 3_091.047_234, 0.01);
     let zone = json!({"type": "Feature", "properties": {"name": "NW"}, "geometry": {"type": "Polygon", "coordinates": [[[0, 0.5], [1, 0.5], [1, 1.5], [0, 1.5], [0, 0.5]]]}});
     close(
         &run(
