@@ -412,6 +412,10 @@ impl ProseText {
                     })
                     .map(|r| format!("number in prose: {r}"))
             }
+            Value::Null => matches!(self.normalized.as_str(), "null" | "none" | "na" | "n a")
+                .then(|| "prose says n/a for null".to_owned()),
+            Value::Bool(b) => (self.tokens.len() <= 3 && bool_word(&self.normalized) == Some(*b))
+                .then(|| format!("prose reads as {b}")),
             Value::String(s) => {
                 let ns = normalize_text(s);
                 if !ns.is_empty() && contains_phrase(&self.normalized, &ns) {

@@ -25,7 +25,7 @@ pub enum AnswerShape {
     JsonWithProse,
     /// Prose only, scored in text mode.
     Prose,
-    /// A bare number, boolean or null, scored in text mode.
+    /// A bare number, boolean or null (matched as the answer's only value).
     Scalar,
     /// Nothing at all (empty string).
     Empty,
@@ -46,8 +46,8 @@ pub struct ParseReport {
 /// A final answer made ready for matching.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedAnswer {
-    /// The structured part, if any: always an object (arrays are wrapped as
-    /// `{"_root": [...]}`).
+    /// The structured part, if any: an object (arrays are wrapped as
+    /// `{"_root": [...]}`), or the bare scalar of a [`AnswerShape::Scalar`] answer.
     pub json: Option<Value>,
     /// The answer's text for text-mode matching (empty for structured answers).
     pub text: String,
@@ -76,7 +76,7 @@ pub fn parse_answer(answer: &Value) -> ParsedAnswer {
         Value::Null | Value::Bool(_) | Value::Number(_) => {
             let text = answer.to_string();
             ParsedAnswer {
-                json: None,
+                json: Some(answer.clone()),
                 report: ParseReport {
                     shape: AnswerShape::Scalar,
                     remainder: text.clone(),

@@ -25,7 +25,7 @@
 //!   by spaces or hyphens count too) or when it matched; units under
 //!   scoring-metadata keys never count. Units are grouped as the judge
 //!   counted them (each scalar, list of scalars, or subtree at depth two is
-//!   one unit, credited with the share of its leaves matched).
+//!   one unit, credited with the share of its counted units matched).
 //!   `u_required_leaves` is the same at leaf level.
 //!
 //! When a key is nowhere in the answer, keys that contain it (or that it
@@ -93,8 +93,9 @@ pub struct UnitScore {
     pub u_all: f64,
     /// Judge-like U, 0–100 (0 when nothing counts): over unit groups (each
     /// scalar, list of scalars, or subtree at depth two of `primary_gt` is
-    /// one unit credited with the share of its leaves matched); a group
-    /// counts when one of its units is named by the question or matched.
+    /// one unit credited with the share of its counted units matched); a
+    /// unit counts when the question names it or it matched, a group when
+    /// one of its units counts.
     /// This is the reading compared with the published `unit_accuracy`.
     pub u_required: f64,
     /// Judge-like U at leaf level: matched over counted units (the
@@ -182,19 +183,21 @@ fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
             100.0 * m as f64 / n as f64
         }
     };
-    // Groups in ledger order: (group, leaves, matched, counted).
-    let mut groups: Vec<(&str, usize, usize, bool)> = Vec::new();
-    for e in ledger.iter().filter(|e| !e.meta) {
-        match groups.iter_mut().find(|g| g.0 == e.group) {
-            Some(g) => {
-                g.1 += 1;
-                g.2 += usize::from(e.matched);
-                g.3 |= e.counted;
-            }
-            None => groups.push((&e.group, 1, usize::from(e.matched), e.counted)),
-        }
+    // Groups: (counted units, matched counted units). Within a group only
+    // counted units weigh (a unit the question does not name counts only
+    // when matched), which keeps U monotone: removing an answer value never
+    // raises it.
+    let mut index: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    for e in ledger.iter().filter(|e| e.counted) {
+        let slot = *index.entry(e.group.as_str()).or_insert_with(|| {
+            groups.push((0, 0));
+            groups.len() - 1
+        });
+        groups[slot].0 += 1;
+        groups[slot].1 += usize::from(e.matched);
     }
-    let counted_groups: Vec<_> = groups.iter().filter(|g| g.3).collect();
+    let counted_groups: Vec<_> = groups.iter().filter(|g| g.0 > 0).collect();
     let groups_counted = counted_groups.len();
     let u_grouped = if groups_counted == 0 {
         0.0
@@ -202,7 +205,7 @@ fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
         100.0
             * counted_groups
                 .iter()
-                .map(|g| g.2 as f64 / g.1 as f64)
+                .map(|g| g.1 as f64 / g.0 as f64)
                 .sum::<f64>()
             / groups_counted as f64
     };

@@ -1,0 +1,314 @@
+//! Integration tests of the answer-units crate: data-driven checks through
+//! one `check` helper, and property tests of the scorer and the parser.
+
+use earthverse_answer_units::{
+    count_units, decompose, parse_answer_text, score_answer, score_answer_text, AnswerShape,
+    ScoringContext,
+};
+use proptest::prelude::*;
+use serde_json::{json, Map, Value};
+
+/// Scores `answer` against `gt` with `question` and checks (u_all, u_required).
+fn check(gt: Value, answer: Value, question: &str, expected: (f64, f64)) {
+    let ctx = ScoringContext::new(question);
+    let score = score_answer(&gt, &answer, &ctx);
+    let got = (round2(score.u_all), round2(score.u_required));
+    assert_eq!(
+        got, expected,
+        "gt {gt}\nanswer {answer}\nledger {:#?}",
+        score.ledger
+    );
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+#[test]
+fn scoring_rules() {
+    let q = "Return {\"peak_c\", \"label\", \"dates\", \"ok\", \"source\"}";
+    let gt = json!({"peak_c": 35.5, "label": "very_high", "dates": ["2021-06-27", "2021-06-29"], "ok": true, "source": "data/a/b.json"});
+    // Exact answer.
+    check(gt.clone(), gt.clone(), q, (100.0, 100.0));
+    // Flattened differently, numbers as strings with units, pass words, path prefix, set order.
+    check(
+        gt.clone(),
+        json!({"result": {"peak_c": "35.52 °C", "label": "Very High", "ok": "PASS"},
+               "dates": ["2021-06-29", "2021-06-27"], "source": "packages/CSX-1/data/a/b.json"}),
+        q,
+        (100.0, 100.0),
+    );
+    // Wrong values.
+    check(
+        gt.clone(),
+        json!({"peak_c": 30, "label": "low", "dates": ["2021-06-27"], "ok": false, "source": "data/a/c.json"}),
+        q,
+        (16.67, 10.0),
+    );
+    // Empty answer.
+    check(gt.clone(), json!({}), q, (0.0, 0.0));
+    // Unasked units count only when matched.
+    check(
+        json!({"a": 1, "extra": "zzz"}),
+        json!({"a": 1}),
+        "give a",
+        (50.0, 100.0),
+    );
+    // Percent for fraction.
+    check(
+        json!({"share": 0.43}),
+        json!({"share": "43%"}),
+        "share",
+        (100.0, 100.0),
+    );
+    check(
+        json!({"count": 0}),
+        json!({"count": 40}),
+        "count",
+        (0.0, 0.0),
+    );
+    // Lists of objects matched by row content, not position.
+    check(
+        json!({"rows": [{"id": "a", "v": 1.5}, {"id": "b", "v": 2.5}]}),
+        json!({"rows": [{"id": "b", "v": 2.5}, {"id": "a", "v": 1.5}]}),
+        "rows id v",
+        (100.0, 100.0),
+    );
+}
+
+#[test]
+fn prose_and_fenced_answers() {
+    let gt = json!({"peak_c": 35.5, "label": "very_high"});
+    let ctx = ScoringContext::new("peak_c label");
+    let prose = score_answer_text(&gt, "The peak was 35.5 C and the label is very high.", &ctx);
+    assert_eq!(prose.parse.shape, AnswerShape::Prose);
+    assert_eq!(prose.units_matched, 2);
+    let fenced = score_answer_text(&gt, "Here:\n```json\n{\"peak_c\": 35.5}\n```\nthanks", &ctx);
+    assert_eq!(fenced.parse.shape, AnswerShape::FencedBlock);
+    assert_eq!(fenced.parse.remainder, "Here:\n\nthanks");
+    assert_eq!(fenced.units_matched, 1);
+}
+
+#[test]
+fn decomposition_kinds_and_required() {
+    let gt = json!({"a": {"b": [1, "two", null], "c": {}}, "d": "a long sentence that explains what happened and why it matters", "tolerances": {"a": 1}});
+    let units = decompose(&gt, &ScoringContext::new("return b and d"));
+    assert_eq!(units.len(), count_units(&gt));
+    let paths: Vec<&str> = units.iter().map(|u| u.path.as_str()).collect();
+    assert_eq!(paths, ["a.b[0]", "a.b[1]", "a.b[2]", "d", "tolerances.a"]);
+    assert!(units[0].required && units[0].list_element);
+    assert!(units[3].required);
+    assert!(units[4].meta);
+    assert_eq!(format!("{:?}", units[3].kind), "LongText");
+}
+
+fn leaf() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|i| json!(i)),
+        (-1e6f64..1e6).prop_map(|f| json!((f * 100.0).round() / 100.0)),
+        "[a-z_]{1,12}".prop_map(Value::String),
+        "[a-z ]{20,60}".prop_map(Value::String),
+        "20[0-2][0-9]-0[1-9]-[12][0-9]".prop_map(Value::String),
+        "data/[a-z]{1,6}/[a-z_]{1,8}\\.json".prop_map(Value::String),
+    ]
+}
+
+/// Ground truths with unique keys (so that removing a key cannot make the
+/// lookup align with a different key of the same name).
+fn ground_truth() -> impl Strategy<Value = Value> {
+    leaf()
+        .prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::vec(inner, 0..6).prop_map(|vals| {
+                    Value::Object(
+                        vals.into_iter()
+                            .enumerate()
+                            .map(|(i, v)| (format!("k{i}"), v))
+                            .collect::<Map<_, _>>(),
+                    )
+                }),
+            ]
+        })
+        .prop_map(|v| {
+            let mut counter = 0;
+            rename_unique(v, &mut counter)
+        })
+}
+
+fn rename_unique(v: Value, counter: &mut usize) -> Value {
+    match v {
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(_, v)| {
+                    *counter += 1;
+                    let key = format!("key{counter}x");
+                    (key, rename_unique(v, counter))
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| rename_unique(v, counter))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// Paths (as index lists) of every scalar leaf.
+fn leaf_paths(v: &Value, prefix: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+    match v {
+        Value::Object(map) => {
+            for (i, child) in map.values().enumerate() {
+                prefix.push(i);
+                leaf_paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                prefix.push(i);
+                leaf_paths(child, prefix, out);
+                prefix.pop();
+            }
+        }
+        _ => out.push(prefix.clone()),
+    }
+}
+
+fn leaf_mut<'a>(v: &'a mut Value, path: &[usize]) -> Option<&'a mut Value> {
+    let Some((&first, rest)) = path.split_first() else {
+        return Some(v);
+    };
+    match v {
+        Value::Object(map) => leaf_mut(map.values_mut().nth(first)?, rest),
+        Value::Array(items) => leaf_mut(items.get_mut(first)?, rest),
+        _ => None,
+    }
+}
+
+/// Replaces the value of the leaf at `path` with something no unit matches.
+fn remove_value(v: &mut Value, path: &[usize]) {
+    if let Some(slot) = leaf_mut(v, path) {
+        *slot = json!([]);
+    }
+}
+
+fn question_for(gt: &Value, mask: u64) -> String {
+    let mut keys = Vec::new();
+    collect_keys(gt, &mut keys);
+    keys.into_iter()
+        .enumerate()
+        .filter(|(i, _)| mask >> (i % 64) & 1 == 1)
+        .map(|(_, k)| k)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn collect_keys(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                out.push(k.clone());
+                collect_keys(child, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|c| collect_keys(c, out)),
+        _ => {}
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn answer_equal_to_ground_truth_scores_100(gt in ground_truth(), mask in any::<u64>()) {
+        let ctx = ScoringContext::new(question_for(&gt, mask));
+        let score = score_answer(&gt, &gt, &ctx);
+        prop_assert_eq!(score.units_total, count_units(&gt));
+        if score.units_total > 0 {
+            prop_assert_eq!(score.u_all, 100.0, "{:#?}", score.ledger);
+            prop_assert_eq!(score.u_required, 100.0);
+        }
+    }
+
+    #[test]
+    fn removing_a_value_never_raises_u(
+        gt in ground_truth(),
+        mask in any::<u64>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), leaf()), 0..4),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let ctx = ScoringContext::new(question_for(&gt, mask));
+        let mut paths = Vec::new();
+        leaf_paths(&gt, &mut Vec::new(), &mut paths);
+        prop_assume!(!paths.is_empty());
+        // Start from a partly wrong answer.
+        let mut answer = gt.clone();
+        for (index, value) in edits {
+            if let Some(slot) = leaf_mut(&mut answer, &paths[index.index(paths.len())]) {
+                *slot = value;
+            }
+        }
+        let before = score_answer(&gt, &answer, &ctx);
+        remove_value(&mut answer, &paths[pick.index(paths.len())]);
+        let after = score_answer(&gt, &answer, &ctx);
+        prop_assert!(after.u_all <= before.u_all + 1e-9, "u_all {} -> {}", before.u_all, after.u_all);
+        prop_assert!(after.u_required <= before.u_required + 1e-9, "u_required {} -> {}\n{:#?}\n{:#?}", before.u_required, after.u_required, before.ledger, after.ledger);
+    }
+
+    #[test]
+    fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
+        let text = String::from_utf8_lossy(&bytes);
+        let parsed = parse_answer_text(&text);
+        prop_assert!(parsed.report.remainder.len() <= text.len() || parsed.json.is_none());
+        let gt = json!({"a": 1.5, "b": "label", "c": [1, 2], "d": {"e": true, "f": null}});
+        let score = score_answer_text(&gt, &text, &ScoringContext::new("a b c d e f"));
+        prop_assert!((0.0..=100.0).contains(&score.u_all));
+        prop_assert!((0.0..=100.0).contains(&score.u_required));
+    }
+
+    #[test]
+    fn json_like_text_never_panics(text in "[\\[\\]{}\",:0-9a-z .eE+\\-`\n]{0,400}") {
+        let gt = json!({"a": 1.5, "rows": [{"x": 1}, {"x": 2}], "c": ["p", "q"]});
+        let score = score_answer_text(&gt, &text, &ScoringContext::new("a rows x c"));
+        prop_assert!((0.0..=100.0).contains(&score.u_required));
+    }
+
+    #[test]
+    fn huge_and_odd_numbers_never_panic(x in any::<f64>(), i in any::<i64>(), u in any::<u64>()) {
+        let gt = json!({"a": x, "b": i, "c": u, "d": format!("{x} mm")});
+        let answer = json!({"a": u, "b": x, "c": format!("{i}%"), "d": i});
+        let score = score_answer(&gt, &answer, &ScoringContext::new("a b c d"));
+        prop_assert!((0.0..=100.0).contains(&score.u_all));
+        let text = format!("{{\"a\": 1e308, \"b\": -1e999, \"c\": {u}, \"d\": 123456789012345678901234567890}}");
+        let _ = score_answer_text(&gt, &text, &ScoringContext::new("a"));
+    }
+}
+
+#[test]
+fn deep_nesting_never_panics() {
+    // Deeper than serde_json's parser accepts, as text.
+    let deep_text = format!("{}1{}", "[".repeat(5000), "]".repeat(5000));
+    let score = score_answer_text(&json!({"a": 1}), &deep_text, &ScoringContext::new("a"));
+    assert_eq!(score.units_matched, 0);
+    // Deeply nested values built in memory (beyond the walker's depth limit).
+    let mut answer = json!(1);
+    let mut gt = json!("x");
+    for _ in 0..400 {
+        answer = json!({"a": answer});
+        gt = json!([gt]);
+    }
+    let score = score_answer(&json!({"a": 1}), &answer, &ScoringContext::new("a"));
+    assert!(score.u_all <= 100.0);
+    let score = score_answer(&gt, &answer, &ScoringContext::new("a"));
+    assert!(score.u_all <= 100.0);
+    // Leak the deep values: dropping them recursively is serde_json's
+    // business and not what this test is about.
+    std::mem::forget(answer);
+    std::mem::forget(gt);
+}
