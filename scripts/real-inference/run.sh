@@ -28,7 +28,7 @@ if [ ! -f "$MODEL_PATH" ] || ! "$VENV/bin/python" -c "import llama_cpp" 2>/dev/n
 fi
 
 "$VENV/bin/python" -m llama_cpp.server --model "$MODEL_PATH" --model_alias gemma-3-270m \
-  --chat_format gemma --host 127.0.0.1 --port "$PORT" --n_ctx 8192 \
+  --chat_format gemma --host 127.0.0.1 --port "$PORT" --n_ctx 16384 \
   > "$OUT/llama-server.log" 2>&1 &
 SERVER_PID=$!
 trap 'kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true' EXIT
@@ -50,9 +50,11 @@ if cargo run -q -p earthverse-cli -- run --help > /dev/null 2>&1; then
   export OPENAI_BASE_URL="http://127.0.0.1:$PORT/v1"
   export OPENAI_API_KEY="${OPENAI_API_KEY:-sk-local-llama-cpp-ignores-it}"
   export EARTHVERSE_OPENAI_FOLD_SYSTEM=1
+  # A 270M model on CPU: bound each reply and the research turns.
+  export EARTHVERSE_OPENAI_MAX_TOKENS="${EARTHVERSE_OPENAI_MAX_TOKENS:-384}"
   rm -rf "$OUT/run"
   cargo run -q -p earthverse-cli -- run "$DATA" --agent openai:gemma-3-270m \
-    --tasks "$TASK" --concurrency 1 --out "$OUT/run" ${EARTHVERSE_RUN_ARGS:-}
+    --tasks "$TASK" --concurrency 1 --out "$OUT/run" ${EARTHVERSE_RUN_ARGS:---max-turns 4 --quiet}
   echo "run records: $OUT/run"
 else
   echo "earthverse run not available: skipped the full-task run" >&2

@@ -38,6 +38,8 @@ pub struct OpenAiConfig {
     /// for servers whose chat template drops or rejects the system role
     /// (e.g. Gemma under llama-cpp-python's `gemma` format). Default `false`.
     pub fold_system_into_user: bool,
+    /// `max_tokens` sent when the request sets none (`None`: send none).
+    pub default_max_tokens: Option<u32>,
 }
 
 impl OpenAiConfig {
@@ -56,6 +58,9 @@ impl OpenAiConfig {
             retry: RetryPolicy::default(),
             fold_system_into_user: std::env::var("EARTHVERSE_OPENAI_FOLD_SYSTEM")
                 .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes")),
+            default_max_tokens: std::env::var("EARTHVERSE_OPENAI_MAX_TOKENS")
+                .ok()
+                .and_then(|v| v.trim().parse().ok()),
         }
     }
 
@@ -68,6 +73,7 @@ impl OpenAiConfig {
             call_timeout: DEFAULT_CALL_TIMEOUT,
             retry: RetryPolicy::default(),
             fold_system_into_user: false,
+            default_max_tokens: None,
         }
     }
 }
@@ -133,7 +139,7 @@ impl OpenAiCompatible {
         if let Some(p) = s.top_p {
             body.insert("top_p".into(), json!(p));
         }
-        if let Some(m) = s.max_tokens {
+        if let Some(m) = s.max_tokens.or(self.config.default_max_tokens) {
             body.insert("max_tokens".into(), json!(m));
         }
         if let Some(seed) = s.seed {
@@ -352,6 +358,19 @@ mod tests {
         assert_eq!(roles, vec!["user", "assistant", "user"]);
         assert_eq!(body["messages"][0]["content"], "rules\n\ntask");
         assert_eq!(body["messages"][2]["content"], "obs");
+        assert!(body.get("max_tokens").is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn default_max_tokens_applies_only_when_the_request_sets_none() -> crate::Result<()> {
+        let mut config = OpenAiConfig::local("m", "http://127.0.0.1:1/v1");
+        config.default_max_tokens = Some(384);
+        let model = OpenAiCompatible::new(config)?;
+        let mut request = ChatRequest::new(vec![Message::user("x")]);
+        assert_eq!(model.request_body(&request)["max_tokens"], 384);
+        request.sampling.max_tokens = Some(10);
+        assert_eq!(model.request_body(&request)["max_tokens"], 10);
         Ok(())
     }
 }
