@@ -546,3 +546,26 @@ async fn anthropic_retries_429_and_reports_truncation() {
     );
     assert_eq!(error.retries().len(), 2);
 }
+
+#[tokio::test]
+async fn https_urls_use_the_rustls_ring_client() {
+    // The client is built on rustls with the ring provider installed by the
+    // crate; an https call to a closed loopback port must come back as a
+    // typed transport error (a missing crypto provider would panic instead).
+    let srv = server(vec![]);
+    let port = srv.port();
+    drop(srv);
+    let mut config = OpenAiConfig::local("m", format!("https://127.0.0.1:{port}/v1"));
+    config.retry = RetryPolicy {
+        max_retries: 0,
+        ..fast_retry()
+    };
+    let model = OpenAiCompatible::new(config).expect("provider");
+    let error = bounded(model.chat(task_request()))
+        .await
+        .expect_err("refused");
+    assert!(
+        matches!(error, ProviderError::Transport { attempts: 1, .. }),
+        "{error:?}"
+    );
+}
