@@ -886,7 +886,7 @@ impl Controller {
                 .clone()
                 .unwrap_or_else(|| model_id.clone()),
             model_id,
-            scores: None,
+            scores: Value::Object(serde_json::Map::new()),
             diagnostics,
             tool_calls: records,
             evidence: answer.evidence,

@@ -137,9 +137,9 @@ pub struct Trajectory {
     pub model_id: String,
     /// Display name.
     pub model_name: String,
-    /// Judge scores; `null` until judged.
-    #[serde(default)]
-    pub scores: Option<Value>,
+    /// Judge scores; an empty object `{}` until judged.
+    #[serde(default = "empty_object")]
+    pub scores: Value,
     /// Run diagnostics.
     pub diagnostics: Diagnostics,
     /// Every tool call, failed ones included.
@@ -177,6 +177,10 @@ impl Trajectory {
     pub fn is_ok(&self) -> bool {
         self.diagnostics.run_status == STATUS_OK
     }
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
 }
 
 /// One model call, for `raw_conversation.json`.
@@ -271,7 +275,7 @@ impl RunRecord {
                 task_id: task_id.to_string(),
                 model_id: model_id.to_string(),
                 model_name: model_id.to_string(),
-                scores: None,
+                scores: empty_object(),
                 diagnostics: Diagnostics {
                     run_status: STATUS_ERROR.into(),
                     termination_reason: Some("controller_error".into()),

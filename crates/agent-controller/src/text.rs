@@ -26,10 +26,12 @@ pub fn cap_head(text: &str, max: usize) -> (String, bool) {
     (format!("{}{TRUNCATION_MARKER}", &text[..cut]), true)
 }
 
-/// Keeps `prefix_chars` characters of `text` and appends the marker when cut
-/// (the public records' preview form: 1,720 characters then the marker).
+/// The public records' preview form: a text longer than `prefix_chars + 80`
+/// characters is cut to its first `prefix_chars` characters followed by the
+/// marker (outputs: 1,720 kept above 1,800; code: 520 kept above 600 —
+/// measured on the 12,632 recorded calls of the dev slice).
 pub fn preview(text: &str, prefix_chars: usize) -> (String, bool) {
-    if char_len(text) <= prefix_chars + char_len(TRUNCATION_MARKER) {
+    if char_len(text) <= prefix_chars + 80 {
         return (text.to_string(), false);
     }
     let cut = byte_index_of_char(text, prefix_chars);

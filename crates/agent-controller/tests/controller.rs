@@ -1,6 +1,11 @@
 //! The solver loop against a scripted model double and a tiny in-test tool
 //! box (the real providers and tools are tested in their own crates).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::field_reassign_with_default)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::field_reassign_with_default
+)]
 
 use async_trait::async_trait;
 use earthverse_agent_controller::{

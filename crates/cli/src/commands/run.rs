@@ -1,12 +1,393 @@
-//! `earthverse run` (not yet implemented).
+//! `earthverse run`: run an agent over the tasks of a release (App. C.2, E)
+//! with the batch runner of `earthverse-agent-controller` (resume, per-task
+//! locks, `--shard K/N`, atomic records, progress bar with cost).
 
+use anyhow::{bail, Context};
+use earthverse_agent_controller::batch::{
+    run_batch, Agent, AgentFactory, BatchObserver, BatchSettings, Shard, TaskOutcome, TaskStatus,
+};
+use earthverse_agent_controller::{ControllerSettings, Price, Protocol, TaskInput, ToolBox};
+use earthverse_model_provider::{
+    AnthropicConfig, AnthropicMessages, BaselineModel, ChatModel, OpenAiCompatible, OpenAiConfig,
+    Pricing, ReplayModel,
+};
+use earthverse_package_model::Release;
+use earthverse_tool_registry::{Registry, ResearchToolsConfig};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// Arguments of `earthverse run`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Root of a release (holds `tasks/` and `packages/`).
+    pub release: PathBuf,
+    /// `baseline`, `replay:DIR` (a directory of recorded runs of one system,
+    /// `<task_id>.json` each), `openai:MODEL` or `anthropic:MODEL`.
+    #[arg(long)]
+    pub agent: String,
+    /// Task filter: comma-separated ids or patterns with `*` (e.g.
+    /// `CSX-001*,CSX-006_Q1`).
+    #[arg(long)]
+    pub tasks: Option<String>,
+    /// Tasks run at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Run only shard K of N (0 <= K < N), split by a stable hash of the task id.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Base URL of an OpenAI-compatible or Anthropic server (e.g.
+    /// `http://127.0.0.1:8080/v1` for vLLM, llama.cpp or Ollama).
+    #[arg(long)]
+    pub base_url: Option<String>,
+    /// Environment variable holding the API key (default `OPENAI_API_KEY` /
+    /// `ANTHROPIC_API_KEY`; with `--base-url` and no `--api-key-env`, no key).
+    #[arg(long)]
+    pub api_key_env: Option<String>,
+    /// Output directory; records go to `<out>/<system>/<task_id>/`.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// System name (directory under `--out`); default from the agent.
+    #[arg(long)]
+    pub system: Option<String>,
+    /// Tool protocol: `json` (reference JSON-in-message) or `native`.
+    #[arg(long, default_value = "json")]
+    pub protocol: String,
+    /// Run the App. E final evidence review.
+    #[arg(long)]
+    pub review: bool,
+    /// Research turns (App. C.2 default 48).
+    #[arg(long, default_value_t = 48)]
+    pub max_turns: u32,
+    /// Price table (JSON `{model: {prompt, completion, cached}}` in USD per
+    /// million tokens) for `cost_usd`.
+    #[arg(long)]
+    pub prices: Option<PathBuf>,
+    /// Do not draw the progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
 
 /// Runs the command.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`earthverse run` is not implemented yet")
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(run_async(args))
+}
+
+enum AgentKind {
+    Baseline,
+    Replay(PathBuf),
+    Live(Arc<dyn ChatModel>),
+}
+
+struct Factory {
+    kind: AgentKind,
+    tools: Arc<dyn ToolBox>,
+    settings: ControllerSettings,
+    model_id: String,
+}
+
+impl AgentFactory for Factory {
+    fn agent(&self, task: &TaskInput) -> Result<Agent, String> {
+        let mut settings = self.settings.clone();
+        let model: Arc<dyn ChatModel> = match &self.kind {
+            AgentKind::Baseline => Arc::new(BaselineModel::new()),
+            AgentKind::Live(model) => model.clone(),
+            AgentKind::Replay(dir) => {
+                let path = dir.join(format!("{}.json", task.task_id));
+                let replay = ReplayModel::from_path(&path).map_err(|e| e.to_string())?;
+                // A replay must be able to issue every recorded call.
+                settings.budgets.max_turns =
+                    settings.budgets.max_turns.max(replay.turns() as u32 + 1);
+                settings.model_id = Some(replay.recorded().model_id.clone());
+                settings.model_name = replay.recorded().model_name.clone();
+                Arc::new(replay)
+            }
+        };
+        Ok(Agent {
+            model,
+            tools: self.tools.clone(),
+            settings,
+        })
+    }
+
+    fn model_id(&self) -> String {
+        self.model_id.clone()
+    }
+}
+
+async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
+    let release = Release::load(&args.release)
+        .with_context(|| format!("loading the release at {}", args.release.display()))?;
+    let shard = args
+        .shard
+        .as_deref()
+        .map(str::parse::<Shard>)
+        .transpose()
+        .context("--shard")?;
+    let mut settings = ControllerSettings::default();
+    settings.budgets.max_turns = args.max_turns;
+    settings.review.enabled = args.review;
+    settings.protocol = match args.protocol.as_str() {
+        "json" => Protocol::JsonInMessage,
+        "native" => Protocol::NativeTools,
+        other => bail!("--protocol must be `json` or `native`, not `{other}`"),
+    };
+
+    let (kind, model_id, default_system, research_config) = parse_agent(&args)?;
+    if let Some(prices) = &args.prices {
+        let table = Pricing::from_path(prices)?;
+        if let Some(p) = table.price(&model_id) {
+            settings.price = Some(Price {
+                input_per_mtok: p.prompt,
+                cached_input_per_mtok: p.cached.unwrap_or(p.prompt),
+                output_per_mtok: p.completion,
+            });
+        } else {
+            eprintln!(
+                "note: {} has no price for `{model_id}`; cost_usd stays null",
+                prices.display()
+            );
+        }
+    }
+    let system = args.system.clone().unwrap_or(default_system);
+
+    // Tasks: the release's, filtered; a replay runs only recorded tasks.
+    let filter = args.tasks.as_deref().map(TaskFilter::new);
+    let questions_dir = args.out.join(".questions");
+    std::fs::create_dir_all(&questions_dir)
+        .with_context(|| format!("creating {}", questions_dir.display()))?;
+    let mut inputs = Vec::new();
+    for task in release.tasks() {
+        if filter.as_ref().is_some_and(|f| !f.matches(&task.task_id)) {
+            continue;
+        }
+        if let AgentKind::Replay(dir) = &kind {
+            if !dir.join(format!("{}.json", task.task_id)).is_file() {
+                continue;
+            }
+        }
+        // Python may read the public question, never the task file (which
+        // holds the solution and ground truth).
+        let question_path = questions_dir.join(format!("{}.md", task.task_id));
+        std::fs::write(&question_path, &task.question)
+            .with_context(|| format!("writing {}", question_path.display()))?;
+        inputs.push(TaskInput {
+            task_id: task.task_id.clone(),
+            event_id: task.event_id.clone(),
+            question: task.question.clone(),
+            package_root: release.package_dir(&task.event_id),
+            question_path: Some(question_path),
+            scratch_dir: args.out.join("scratch"),
+        });
+    }
+    if inputs.is_empty() {
+        bail!(
+            "no task of {} matches the filter and agent",
+            args.release.display()
+        );
+    }
+
+    let factory = Arc::new(Factory {
+        kind,
+        tools: Arc::new(Registry::with_research_tools(research_config)),
+        settings,
+        model_id,
+    });
+    let mut batch = BatchSettings::new(&args.out, &system);
+    batch.concurrency = args.concurrency.max(1);
+    batch.shard = shard;
+    let progress = Arc::new(Progress::new(args.quiet));
+    let summary = run_batch(inputs, factory, batch.clone(), progress.clone()).await?;
+    progress.finish();
+    println!(
+        "{}: {} task(s) in shard; ran {} ok, {} error; {} already done; {} locked by another process; cost ${:.4}; records in {}",
+        system,
+        summary.planned,
+        summary.ok,
+        summary.error,
+        summary.already_done,
+        summary.locked,
+        summary.cost_usd,
+        batch.system_dir().display()
+    );
+    Ok(if summary.locked > 0 {
+        ExitCode::from(3)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn parse_agent(args: &Args) -> anyhow::Result<(AgentKind, String, String, ResearchToolsConfig)> {
+    let (kind, rest) = args
+        .agent
+        .split_once(':')
+        .unwrap_or((args.agent.as_str(), ""));
+    Ok(match kind {
+        "baseline" => (
+            AgentKind::Baseline,
+            "baseline".into(),
+            "baseline".into(),
+            ResearchToolsConfig::default(),
+        ),
+        "replay" => {
+            let dir = PathBuf::from(rest);
+            if !dir.is_dir() {
+                bail!(
+                    "--agent replay:DIR: {} is not a directory of recorded runs",
+                    dir.display()
+                );
+            }
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "replay".into());
+            (
+                AgentKind::Replay(dir),
+                format!("replay:{name}"),
+                format!("replay-{name}"),
+                // File tools refuse what the reference refused.
+                ResearchToolsConfig::reference(),
+            )
+        }
+        "openai" if !rest.is_empty() => {
+            let mut config = match &args.base_url {
+                Some(url) => OpenAiConfig::local(rest, url.clone()),
+                None => OpenAiConfig::openai(rest),
+            };
+            if let Some(var) = &args.api_key_env {
+                config.api_key_env = Some(var.clone());
+            }
+            let model = OpenAiCompatible::new(config)?;
+            let id = model.model_id().to_string();
+            (
+                AgentKind::Live(Arc::new(model)),
+                id,
+                format!("openai-{rest}"),
+                ResearchToolsConfig::default(),
+            )
+        }
+        "anthropic" if !rest.is_empty() => {
+            let mut config = AnthropicConfig::anthropic(rest);
+            if let Some(url) = &args.base_url {
+                config.base_url = url.clone();
+                if args.api_key_env.is_none() {
+                    config.api_key_env = None;
+                }
+            }
+            if let Some(var) = &args.api_key_env {
+                config.api_key_env = Some(var.clone());
+            }
+            let model = AnthropicMessages::new(config)?;
+            let id = model.model_id().to_string();
+            (
+                AgentKind::Live(Arc::new(model)),
+                id,
+                format!("anthropic-{rest}"),
+                ResearchToolsConfig::default(),
+            )
+        }
+        _ => bail!(
+            "--agent must be baseline, replay:DIR, openai:MODEL or anthropic:MODEL, not `{}`",
+            args.agent
+        ),
+    })
+}
+
+/// `--tasks`: comma-separated ids or `*` patterns.
+struct TaskFilter(Vec<String>);
+
+impl TaskFilter {
+    fn new(spec: &str) -> Self {
+        Self(
+            spec.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+        )
+    }
+    fn matches(&self, id: &str) -> bool {
+        self.0.iter().any(|p| wildcard(p, id))
+    }
+}
+
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let mut rest = text;
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(part) else {
+                return false;
+            };
+            rest = r;
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else {
+            match rest.find(part) {
+                Some(at) => rest = &rest[at + part.len()..],
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The progress bar: done/failed, ETA, running cost.
+struct Progress {
+    bar: ProgressBar,
+    state: Mutex<(usize, usize, f64)>,
+}
+
+impl Progress {
+    fn new(quiet: bool) -> Self {
+        let bar = if quiet {
+            ProgressBar::hidden()
+        } else {
+            ProgressBar::new(0)
+        };
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} eta {eta} {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Self {
+            bar,
+            state: Mutex::new((0, 0, 0.0)),
+        }
+    }
+    fn finish(&self) {
+        self.bar.finish();
+    }
+}
+
+impl BatchObserver for Progress {
+    fn planned(&self, tasks: usize, already_done: usize) {
+        self.bar.set_length(tasks as u64);
+        self.bar.set_position(0);
+        self.bar.set_message(format!("{already_done} already done"));
+    }
+    fn finished(&self, outcome: &TaskOutcome) {
+        let Ok(mut state) = self.state.lock() else {
+            return;
+        };
+        match outcome.status {
+            TaskStatus::Error => state.1 += 1,
+            _ => state.0 += 1,
+        }
+        state.2 += outcome.cost_usd.unwrap_or(0.0);
+        self.bar.inc(1);
+        self.bar.set_message(format!(
+            "done {} failed {} cost ${:.4}",
+            state.0, state.1, state.2
+        ));
+    }
 }
