@@ -12,7 +12,7 @@ use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
 fn read_json(path: &Path) -> Result<Value> {
-    let bytes = std::fs::read(path).map_err(|source| JudgeError::Cache {
+    let bytes = std::fs::read(path).map_err(|source| JudgeError::Io {
         path: path.to_path_buf(),
         source,
     })?;
@@ -25,7 +25,7 @@ fn read_json(path: &Path) -> Result<Value> {
 /// Loads every `tasks/*.json` of a release root into task contexts, by id.
 pub fn load_tasks(release_root: &Path) -> Result<BTreeMap<String, TaskContext>> {
     let dir = release_root.join("tasks");
-    let entries = std::fs::read_dir(&dir).map_err(|source| JudgeError::Cache {
+    let entries = std::fs::read_dir(&dir).map_err(|source| JudgeError::Io {
         path: dir.clone(),
         source,
     })?;
@@ -66,7 +66,7 @@ pub struct RunFile {
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|source| JudgeError::Cache {
+    let entries = std::fs::read_dir(dir).map_err(|source| JudgeError::Io {
         path: dir.to_path_buf(),
         source,
     })?;
@@ -123,7 +123,7 @@ pub fn read_records(path: &Path) -> Result<Vec<EvaluationRecord>> {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
-            return Err(JudgeError::Cache {
+            return Err(JudgeError::Io {
                 path: path.to_path_buf(),
                 source,
             })
@@ -132,7 +132,7 @@ pub fn read_records(path: &Path) -> Result<Vec<EvaluationRecord>> {
     let lines: Vec<String> = std::io::BufReader::new(file)
         .lines()
         .collect::<std::io::Result<_>>()
-        .map_err(|source| JudgeError::Cache {
+        .map_err(|source| JudgeError::Io {
             path: path.to_path_buf(),
             source,
         })?;
@@ -170,7 +170,7 @@ impl RecordWriter {
     /// Opens `path` for appending, rewriting it first with `keep` (the
     /// valid records read by [`read_records`]) so a truncated tail is gone.
     pub fn resume(path: &Path, keep: &[EvaluationRecord]) -> Result<Self> {
-        let io = |source| JudgeError::Cache {
+        let io = |source| JudgeError::Io {
             path: path.to_path_buf(),
             source,
         };
@@ -210,7 +210,7 @@ impl RecordWriter {
         self.file
             .write_all(line.as_bytes())
             .and_then(|_| self.file.flush())
-            .map_err(|source| JudgeError::Cache {
+            .map_err(|source| JudgeError::Io {
                 path: self.path.clone(),
                 source,
             })

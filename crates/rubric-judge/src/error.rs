@@ -10,7 +10,7 @@ pub type Result<T, E = JudgeError> = std::result::Result<T, E>;
 #[non_exhaustive]
 pub enum JudgeError {
     /// The chat model behind an LLM judge failed (after its own retries).
-    #[error("judge model {model} failed on task {task_id} ({system}): {source}")]
+    #[error("judge model {model} failed on task {task_id} ({system})")]
     Provider {
         /// Judge model id.
         model: String,
@@ -60,8 +60,17 @@ pub enum JudgeError {
         /// What is wrong.
         problem: String,
     },
+    /// A task, run or record file could not be read or written.
+    #[error("cannot read or write {path}")]
+    Io {
+        /// File or directory involved.
+        path: PathBuf,
+        /// Underlying IO error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The on-disk cache could not be read or written.
-    #[error("judge cache {path}: {source}")]
+    #[error("judge cache {path}")]
     Cache {
         /// File or directory involved.
         path: PathBuf,
@@ -70,7 +79,7 @@ pub enum JudgeError {
         source: std::io::Error,
     },
     /// A JSON (de)serialisation problem outside model output parsing.
-    #[error("JSON error in {context}: {source}")]
+    #[error("invalid JSON in {context}")]
     Json {
         /// Where.
         context: String,

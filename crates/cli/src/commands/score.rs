@@ -113,8 +113,18 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         "all" => UnitReading::All,
         other => bail!("--units `{other}`: expected required or all"),
     };
+    let model = build_model(&args)?;
     let tasks = load_tasks(&args.release_root)
         .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
+    for task in tasks.values() {
+        let report = task.rubric.validate();
+        for problem in &report.errors {
+            eprintln!("score: warning: task {} rubric: {problem}", task.task_id);
+        }
+        for advice in &report.warnings {
+            tracing::info!(task = %task.task_id, %advice, "rubric coverage");
+        }
+    }
     let runs = find_runs(&args.runs)
         .with_context(|| format!("reading runs under {}", args.runs.display()))?;
     for rf in &runs {
@@ -148,7 +158,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         args.judge
     );
     let mut records: Vec<EvaluationRecord> = previous;
-    match build_model(&args)? {
+    match model {
         None => {
             let scorer = AnswerUnitsScorer { reading };
             for rf in &todo {
@@ -201,7 +211,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                         }
                         Ok((path, Err(err))) => {
                             failures += 1;
-                            eprintln!("score: {}: {err}", path.display());
+                            eprintln!("score: {}: {:#}", path.display(), anyhow::Error::new(err));
                         }
                         Err(join) => bail!("a judge task panicked: {join}"),
                     }
@@ -211,7 +221,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             let stats = judge.stats();
             use std::sync::atomic::Ordering::Relaxed;
             eprintln!(
-                "score: judge calls {}, invalid replies re-asked {}, cache hits {} (cache {})",
+                "score: judge calls {}, invalid judge replies {}, cache hits {} (cache {})",
                 stats.model_calls.load(Relaxed),
                 stats.invalid_replies.load(Relaxed),
                 stats.cache_hits.load(Relaxed),
