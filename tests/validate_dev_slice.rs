@@ -151,6 +151,14 @@ fn dev_slice_gates_match_an_independent_walk() {
         )
         .collect();
     assert_eq!(reported_mismatch, mismatched);
+    for m in &report.size_mismatch {
+        let bytes =
+            std::fs::read(root.join(PACKAGES).join(&m.event_id).join(&m.relative_path)).unwrap();
+        let line_feeds = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+        let fits =
+            m.expected_bytes > m.actual_bytes && m.expected_bytes - m.actual_bytes <= line_feeds;
+        assert_eq!(m.explainable_by_line_endings, fits, "{m:?}");
+    }
     assert_eq!(
         raw_match + normalised.len() + mismatched.len(),
         report.files_present

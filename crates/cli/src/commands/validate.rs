@@ -96,9 +96,10 @@ fn summary(r: &ValidationReport) -> String {
         r.tasks, r.events, r.recorded_runs
     ));
     out.push_str(&format!(
-        "files        {} listed, {} present, {} missing, {} size mismatches, {} sha mismatches ({:.1} MB hashed)\n",
+        "files        {} listed, {} present ({} only after line-ending normalisation), {} missing, {} size mismatches, {} sha mismatches ({:.1} MB hashed)\n",
         r.files_listed,
         r.files_present,
+        r.line_endings_normalised.len(),
         r.files_missing.len(),
         r.size_mismatch.len(),
         r.sha_mismatch.len(),
@@ -130,8 +131,16 @@ fn summary(r: &ValidationReport) -> String {
     );
     list(&mut out, "size mismatches", &r.size_mismatch, |m| {
         format!(
-            "{}/{}: recorded {} bytes, found {}",
-            m.event_id, m.relative_path, m.expected_bytes, m.actual_bytes
+            "{}/{}: recorded {} bytes, found {}{}",
+            m.event_id,
+            m.relative_path,
+            m.expected_bytes,
+            m.actual_bytes,
+            if m.explainable_by_line_endings {
+                " (gap fits lost CR bytes of mixed line endings)"
+            } else {
+                ""
+            }
         )
     });
     list(&mut out, "sha256 mismatches", &r.sha_mismatch, |m| {
