@@ -1,1 +1,747 @@
-//! Catalogue presentation and routing (Appendix A.2, A.3.2; Tables 4 and 6).
+//! Catalogue presentation and routing (paper Appendix A.2, A.3.2; Tables 4
+//! and 6): which tools a run sees and how they are named and described.
+//!
+//! Conditions of the studies, as reusable pieces a controller picks per run:
+//! - **fixed subsets** of the registry, nested: 6, 10, 20, 40, 70, 100 or
+//!   all tools ([`CatalogueCondition::Fixed`], [`CatalogueCondition::Full`]);
+//! - a **top-k router** over tool descriptions (k = 10 or 20) behind the
+//!   [`ToolRouter`] trait; [`Bm25Router`] scores lexically, an embedding
+//!   model can plug in behind the same trait;
+//! - a **workflow-profile router** that first picks a domain workflow, then
+//!   exposes its tools ([`WorkflowProfileRouter`]);
+//! - a **hierarchical catalogue**: domains first, then the tools of the
+//!   chosen domain ([`HierarchicalCatalogue`]);
+//! - **descriptive names** (intended-use and exclusion cues), **opaque
+//!   names** (same tools, meaningless names) and **dynamic descriptions**
+//!   (candidates re-ranked at each step) ([`Naming`], [`DynamicCatalogue`]).
+//!
+//! The six research tools are always present unless a plan removes them on
+//! purpose ([`CataloguePlan::keep_research_tools`]).
+
+use crate::registry::{Registry, ToolDescriptor};
+use crate::research::RESEARCH_TOOL_NAMES;
+use crate::tool::ToolFamily;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, HashMap};
+
+/// Catalogue sizes of the tool-catalogue study (Table 6 panel a).
+pub const FIXED_SUBSET_SIZES: [usize; 6] = [6, 10, 20, 40, 70, 100];
+/// Router sizes of the routing study (Table 6 panel b).
+pub const ROUTER_K: [usize; 2] = [10, 20];
+
+/// Which tools a run sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "condition")]
+#[non_exhaustive]
+pub enum CatalogueCondition {
+    /// The first `size` tools of the registry order (research tools first,
+    /// then domain operations in registration order): nested subsets.
+    Fixed {
+        /// Number of tools.
+        size: usize,
+    },
+    /// Every registered tool.
+    Full,
+    /// The research tools plus the `k` best-scoring other tools for the task.
+    TopK {
+        /// Number of routed tools.
+        k: usize,
+    },
+    /// The research tools plus the tools of the best-matching workflow profile.
+    WorkflowProfile,
+    /// Domains first, then the tools of a chosen domain.
+    Hierarchical,
+}
+
+/// How tools are named and described to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Naming {
+    /// The registry's names and descriptions.
+    #[default]
+    Plain,
+    /// Names prefixed with their domain and descriptions with intended-use
+    /// and exclusion cues.
+    Descriptive,
+    /// Meaningless names (`tool_001` ...), same tools, same descriptions.
+    Opaque,
+}
+
+/// A complete presentation plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CataloguePlan {
+    /// Which tools.
+    pub condition: CatalogueCondition,
+    /// How they are named.
+    pub naming: Naming,
+    /// Re-rank candidates at each step ([`DynamicCatalogue`]).
+    pub dynamic_descriptions: bool,
+    /// Keep the six research tools (a condition may remove them on purpose,
+    /// e.g. the expert-only suite).
+    pub keep_research_tools: bool,
+}
+
+impl Default for CataloguePlan {
+    fn default() -> Self {
+        Self {
+            condition: CatalogueCondition::Full,
+            naming: Naming::Plain,
+            dynamic_descriptions: false,
+            keep_research_tools: true,
+        }
+    }
+}
+
+/// One tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PresentedTool {
+    /// The name shown (maybe descriptive or opaque).
+    pub shown_name: String,
+    /// The registry name the call is routed to.
+    pub registry_name: String,
+    /// Description shown.
+    pub description: String,
+    /// Domain family.
+    pub family: ToolFamily,
+    /// Argument schema.
+    pub parameters_schema: Value,
+}
+
+/// The tools a run sees, with the map from shown names back to the registry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct PresentedCatalogue {
+    /// The tools in presentation order.
+    pub tools: Vec<PresentedTool>,
+}
+
+impl PresentedCatalogue {
+    /// The registry name of a shown name (also accepts registry names of
+    /// presented tools).
+    pub fn resolve(&self, shown: &str) -> Option<&str> {
+        self.tools
+            .iter()
+            .find(|t| t.shown_name == shown)
+            .or_else(|| self.tools.iter().find(|t| t.registry_name == shown))
+            .map(|t| t.registry_name.as_str())
+    }
+
+    /// Shown names, in order.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.shown_name.as_str()).collect()
+    }
+
+    /// The catalogue as text for the solver prompt (`<<REGISTERED_TOOL_CATALOGUE>>`):
+    /// one line per tool with its name, arguments and description.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for t in &self.tools {
+            let args: Vec<String> = t
+                .parameters_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().cloned().collect())
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "- {}({}): {}\n",
+                t.shown_name,
+                args.join(", "),
+                t.description
+            ));
+        }
+        out
+    }
+}
+
+/// Scores tools against a text (task question, package metadata, or the
+/// current step). Implementations: [`Bm25Router`]; an embedding model can
+/// implement it too.
+pub trait ToolRouter: Send + Sync {
+    /// Router name for records.
+    fn name(&self) -> &str;
+    /// Scores of every tool for `query`, in the order of `tools`.
+    fn scores(&self, query: &str, tools: &[ToolDescriptor]) -> Vec<f64>;
+
+    /// The names of the `k` best tools (ties by catalogue order).
+    fn top_k(&self, query: &str, tools: &[ToolDescriptor], k: usize) -> Vec<String> {
+        let scores = self.scores(query, tools);
+        let mut order: Vec<usize> = (0..tools.len()).collect();
+        order.sort_by(|&a, &b| {
+            scores[b]
+                .partial_cmp(&scores[a])
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.cmp(&b))
+        });
+        order
+            .into_iter()
+            .take(k)
+            .map(|i| tools[i].name.clone())
+            .collect()
+    }
+}
+
+/// Lower-cased alphanumeric tokens (names split on `_`).
+pub fn tokenize(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|t| t.len() > 1)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn family_words(family: ToolFamily) -> &'static str {
+    match family {
+        ToolFamily::Research => "research files package read search python",
+        ToolFamily::ReportsText => "reports text documents claims",
+        ToolFamily::TimeSeries => "time series extreme value return period trend",
+        ToolFamily::VectorExposure => "vector exposure population buildings roads polygons",
+        ToolFamily::RasterEo => "raster earth observation satellite imagery remote sensing",
+        ToolFamily::MeteorologyClimate => {
+            "meteorology climate temperature precipitation wind humidity"
+        }
+        ToolFamily::FireGeophysics => "fire geophysics earthquake burn seismic",
+        ToolFamily::Infrastructure => "infrastructure roads power network facilities",
+        ToolFamily::OutputAssembly => "output assembly answer units report",
+    }
+}
+
+fn document(t: &ToolDescriptor) -> Vec<String> {
+    tokenize(&format!(
+        "{} {} {}",
+        t.name.replace('_', " "),
+        t.description,
+        family_words(t.family)
+    ))
+}
+
+/// Okapi BM25 over tool names, descriptions and family words.
+#[derive(Debug, Clone)]
+pub struct Bm25Router {
+    /// Term-frequency saturation (default 1.2).
+    pub k1: f64,
+    /// Length normalisation (default 0.75).
+    pub b: f64,
+}
+
+impl Default for Bm25Router {
+    fn default() -> Self {
+        Self { k1: 1.2, b: 0.75 }
+    }
+}
+
+impl ToolRouter for Bm25Router {
+    fn name(&self) -> &str {
+        "bm25"
+    }
+
+    fn scores(&self, query: &str, tools: &[ToolDescriptor]) -> Vec<f64> {
+        let docs: Vec<Vec<String>> = tools.iter().map(document).collect();
+        bm25_scores(&tokenize(query), &docs, self.k1, self.b)
+    }
+}
+
+/// BM25 scores of tokenised documents for a tokenised query.
+pub fn bm25_scores(query: &[String], docs: &[Vec<String>], k1: f64, b: f64) -> Vec<f64> {
+    let n = docs.len() as f64;
+    if docs.is_empty() {
+        return Vec::new();
+    }
+    let avg = docs.iter().map(Vec::len).sum::<usize>() as f64 / n;
+    let mut df: HashMap<&str, usize> = HashMap::new();
+    for d in docs {
+        let mut seen: Vec<&str> = d.iter().map(String::as_str).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for t in seen {
+            *df.entry(t).or_insert(0) += 1;
+        }
+    }
+    docs.iter()
+        .map(|d| {
+            let len = d.len() as f64;
+            query
+                .iter()
+                .map(|q| {
+                    let tf = d.iter().filter(|t| *t == q).count() as f64;
+                    if tf == 0.0 {
+                        return 0.0;
+                    }
+                    let n_q = *df.get(q.as_str()).unwrap_or(&0) as f64;
+                    let idf = ((n - n_q + 0.5) / (n_q + 0.5) + 1.0).ln();
+                    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg.max(1e-9)))
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// A domain workflow: cue words and the families of tools it exposes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkflowProfile {
+    /// Profile name.
+    pub name: String,
+    /// Cue words matched against the task text.
+    pub cues: Vec<String>,
+    /// Families whose tools the profile exposes.
+    pub families: Vec<ToolFamily>,
+}
+
+/// Picks the best-matching workflow profile for the task (BM25 over cue
+/// words), then exposes every tool of its families. Commits to a domain up
+/// front, which the paper finds brittle (App. A.2.2).
+#[derive(Debug, Clone)]
+pub struct WorkflowProfileRouter {
+    /// The profiles.
+    pub profiles: Vec<WorkflowProfile>,
+}
+
+impl Default for WorkflowProfileRouter {
+    fn default() -> Self {
+        let p = |name: &str, cues: &str, families: &[ToolFamily]| WorkflowProfile {
+            name: name.into(),
+            cues: tokenize(cues),
+            families: families.to_vec(),
+        };
+        Self {
+            profiles: vec![
+                p(
+                    "heat_and_drought",
+                    "heat heatwave temperature drought dry tmax humidity",
+                    &[ToolFamily::MeteorologyClimate, ToolFamily::TimeSeries],
+                ),
+                p(
+                    "flood_and_rain",
+                    "flood rainfall precipitation river discharge inundation",
+                    &[
+                        ToolFamily::MeteorologyClimate,
+                        ToolFamily::TimeSeries,
+                        ToolFamily::RasterEo,
+                    ],
+                ),
+                p(
+                    "storm_and_wind",
+                    "storm cyclone hurricane typhoon wind gust pressure surge",
+                    &[ToolFamily::MeteorologyClimate, ToolFamily::VectorExposure],
+                ),
+                p(
+                    "fire_and_geohazard",
+                    "fire wildfire burn earthquake landslide volcano seismic",
+                    &[ToolFamily::FireGeophysics, ToolFamily::RasterEo],
+                ),
+                p(
+                    "exposure_and_impact",
+                    "population exposure damage buildings roads infrastructure impact",
+                    &[ToolFamily::VectorExposure, ToolFamily::Infrastructure],
+                ),
+                p(
+                    "reports_and_synthesis",
+                    "report news claim source timeline article",
+                    &[ToolFamily::ReportsText, ToolFamily::OutputAssembly],
+                ),
+            ],
+        }
+    }
+}
+
+impl WorkflowProfileRouter {
+    /// The best profile for a task text.
+    pub fn choose(&self, task_text: &str) -> Option<&WorkflowProfile> {
+        let docs: Vec<Vec<String>> = self.profiles.iter().map(|p| p.cues.clone()).collect();
+        let scores = bm25_scores(&tokenize(task_text), &docs, 1.2, 0.75);
+        scores
+            .iter()
+            .enumerate()
+            .max_by(|a, b| {
+                a.1.partial_cmp(b.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(b.0.cmp(&a.0))
+            })
+            .filter(|(_, s)| **s > 0.0)
+            .map(|(i, _)| &self.profiles[i])
+    }
+}
+
+/// One domain of the hierarchical catalogue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DomainSummary {
+    /// Family.
+    pub family: ToolFamily,
+    /// Number of tools.
+    pub tool_count: usize,
+    /// A few tool names as examples.
+    pub examples: Vec<String>,
+}
+
+/// Domains first, then tools: the model picks a domain, then sees its tools.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HierarchicalCatalogue {
+    /// Always-visible tools (the research tools).
+    pub base: PresentedCatalogue,
+    /// Domains with counts.
+    pub domains: Vec<DomainSummary>,
+    /// Tools per domain, presented.
+    pub by_domain: BTreeMap<String, Vec<PresentedTool>>,
+}
+
+impl HierarchicalCatalogue {
+    /// The tools of one domain (by its snake-case family name).
+    pub fn expand(&self, family: &str) -> Option<&[PresentedTool]> {
+        self.by_domain.get(family).map(Vec::as_slice)
+    }
+}
+
+fn family_key(f: ToolFamily) -> String {
+    serde_json::to_value(f)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn intended_use(f: ToolFamily) -> &'static str {
+    match f {
+        ToolFamily::Research => "Use to find, read and compute from package files.",
+        ToolFamily::ReportsText => {
+            "Use for claims in reports and text; not for gridded or tabular measurements."
+        }
+        ToolFamily::TimeSeries => {
+            "Use on time-indexed records long enough for the method; not on single aggregates."
+        }
+        ToolFamily::VectorExposure => "Use on vector layers and exposure counts; not on rasters.",
+        ToolFamily::RasterEo => {
+            "Use on rasters and Earth-observation statistics; not on point series."
+        }
+        ToolFamily::MeteorologyClimate => {
+            "Use on meteorological variables with known units; check the variable exists first."
+        }
+        ToolFamily::FireGeophysics => "Use for fire and geophysical hazards only.",
+        ToolFamily::Infrastructure => "Use for infrastructure networks and facilities.",
+        ToolFamily::OutputAssembly => {
+            "Use to assemble and check the final answer, not to compute evidence."
+        }
+    }
+}
+
+/// A deterministic opaque name for position `i` (same tools, no meaning).
+fn opaque_name(i: usize, registry_name: &str) -> String {
+    // FNV-1a of the name keeps the mapping stable across runs but unrelated to meaning.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in registry_name.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("tool_{:03}_{:04x}", i + 1, h & 0xffff)
+}
+
+fn present_tool(i: usize, d: &ToolDescriptor, naming: Naming) -> PresentedTool {
+    let (shown_name, description) = match naming {
+        Naming::Plain => (d.name.clone(), d.description.clone()),
+        Naming::Descriptive => {
+            let shown = if d.family == ToolFamily::Research {
+                d.name.clone()
+            } else {
+                format!("{}__{}", family_key(d.family), d.name)
+            };
+            (
+                shown,
+                format!("{} {}", d.description, intended_use(d.family)),
+            )
+        }
+        Naming::Opaque => (opaque_name(i, &d.name), d.description.clone()),
+    };
+    PresentedTool {
+        shown_name,
+        registry_name: d.name.clone(),
+        description,
+        family: d.family,
+        parameters_schema: d.parameters_schema.clone(),
+    }
+}
+
+/// Registry order with the research tools first.
+fn ordered(registry: &Registry) -> Vec<ToolDescriptor> {
+    let defs = registry.definitions();
+    let mut research: Vec<ToolDescriptor> = RESEARCH_TOOL_NAMES
+        .iter()
+        .filter_map(|n| defs.iter().find(|d| d.name == *n).cloned())
+        .collect();
+    research.extend(
+        defs.into_iter()
+            .filter(|d| !RESEARCH_TOOL_NAMES.contains(&d.name.as_str())),
+    );
+    research
+}
+
+/// Builds the catalogue a run sees for `task_text` under `plan`.
+pub fn present(
+    registry: &Registry,
+    plan: &CataloguePlan,
+    task_text: &str,
+    router: &dyn ToolRouter,
+) -> PresentedCatalogue {
+    let all = ordered(registry);
+    let (research, others): (Vec<_>, Vec<_>) = all
+        .iter()
+        .cloned()
+        .partition(|d| RESEARCH_TOOL_NAMES.contains(&d.name.as_str()));
+    let keep = |d: &ToolDescriptor| plan.keep_research_tools || d.family != ToolFamily::Research;
+    let chosen: Vec<ToolDescriptor> = match &plan.condition {
+        CatalogueCondition::Full | CatalogueCondition::Hierarchical => {
+            all.iter().filter(|d| keep(d)).cloned().collect()
+        }
+        CatalogueCondition::Fixed { size } => {
+            let base: Vec<_> = all.iter().filter(|d| keep(d)).cloned().collect();
+            base.into_iter().take(*size).collect()
+        }
+        CatalogueCondition::TopK { k } => {
+            let picked = router.top_k(task_text, &others, *k);
+            let mut v: Vec<_> = if plan.keep_research_tools {
+                research.clone()
+            } else {
+                Vec::new()
+            };
+            v.extend(
+                picked
+                    .iter()
+                    .filter_map(|n| others.iter().find(|d| &d.name == n).cloned()),
+            );
+            v
+        }
+        CatalogueCondition::WorkflowProfile => {
+            let profiles = WorkflowProfileRouter::default();
+            let families = profiles
+                .choose(task_text)
+                .map(|p| p.families.clone())
+                .unwrap_or_default();
+            let mut v: Vec<_> = if plan.keep_research_tools {
+                research.clone()
+            } else {
+                Vec::new()
+            };
+            v.extend(
+                others
+                    .iter()
+                    .filter(|d| families.contains(&d.family))
+                    .cloned(),
+            );
+            v
+        }
+    };
+    PresentedCatalogue {
+        tools: chosen
+            .iter()
+            .enumerate()
+            .map(|(i, d)| present_tool(i, d, plan.naming))
+            .collect(),
+    }
+}
+
+/// The hierarchical catalogue of a registry.
+pub fn hierarchical(registry: &Registry, plan: &CataloguePlan) -> HierarchicalCatalogue {
+    let all = ordered(registry);
+    let mut base = Vec::new();
+    let mut by_domain: BTreeMap<String, Vec<PresentedTool>> = BTreeMap::new();
+    let mut families: Vec<ToolFamily> = Vec::new();
+    for (i, d) in all.iter().enumerate() {
+        let t = present_tool(i, d, plan.naming);
+        if d.family == ToolFamily::Research {
+            if plan.keep_research_tools {
+                base.push(t);
+            }
+        } else {
+            if !families.contains(&d.family) {
+                families.push(d.family);
+            }
+            by_domain.entry(family_key(d.family)).or_default().push(t);
+        }
+    }
+    let domains = families
+        .into_iter()
+        .map(|f| {
+            let tools = &by_domain[&family_key(f)];
+            DomainSummary {
+                family: f,
+                tool_count: tools.len(),
+                examples: tools.iter().take(3).map(|t| t.shown_name.clone()).collect(),
+            }
+        })
+        .collect();
+    HierarchicalCatalogue {
+        base: PresentedCatalogue { tools: base },
+        domains,
+        by_domain,
+    }
+}
+
+/// Dynamic descriptions: the candidate tools are retrieved again at each
+/// step from the task and the latest observation; shown names stay stable.
+pub struct DynamicCatalogue<'a> {
+    registry: &'a Registry,
+    router: &'a dyn ToolRouter,
+    plan: CataloguePlan,
+    task_text: String,
+}
+
+impl std::fmt::Debug for DynamicCatalogue<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DynamicCatalogue")
+            .field("router", &self.router.name())
+            .field("plan", &self.plan)
+            .finish()
+    }
+}
+
+impl<'a> DynamicCatalogue<'a> {
+    /// A dynamic catalogue over `registry`.
+    pub fn new(
+        registry: &'a Registry,
+        router: &'a dyn ToolRouter,
+        plan: CataloguePlan,
+        task_text: impl Into<String>,
+    ) -> Self {
+        Self {
+            registry,
+            router,
+            plan,
+            task_text: task_text.into(),
+        }
+    }
+
+    /// The catalogue for the next step, routed on the task text plus the
+    /// step's context (e.g. the last observation).
+    pub fn for_step(&self, step_context: &str) -> PresentedCatalogue {
+        let query = format!("{} {}", self.task_text, step_context);
+        present(self.registry, &self.plan, &query, self.router)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+    use crate::research::ResearchToolsConfig;
+    use crate::tool::{Tool, ToolContext, ToolOutput};
+    use async_trait::async_trait;
+    use std::sync::Arc;
+
+    struct Fake(&'static str, &'static str, ToolFamily);
+
+    #[async_trait]
+    impl Tool for Fake {
+        fn name(&self) -> &str {
+            self.0
+        }
+        fn description(&self) -> &str {
+            self.1
+        }
+        fn family(&self) -> ToolFamily {
+            self.2
+        }
+        fn parameters_schema(&self) -> Value {
+            serde_json::json!({"type": "object", "properties": {}})
+        }
+        async fn call(&self, _ctx: &ToolContext, _args: Value) -> ToolOutput {
+            ToolOutput::ok(Value::Null, Vec::new())
+        }
+    }
+
+    fn registry() -> Registry {
+        let mut r = Registry::with_research_tools(ResearchToolsConfig::default());
+        for t in [
+            Fake(
+                "gev_return_level",
+                "Fit a GEV distribution to annual maxima and return the return level.",
+                ToolFamily::TimeSeries,
+            ),
+            Fake(
+                "heat_index",
+                "Heat index from temperature and relative humidity.",
+                ToolFamily::MeteorologyClimate,
+            ),
+            Fake(
+                "burned_area",
+                "Burned area from dNBR thresholds.",
+                ToolFamily::FireGeophysics,
+            ),
+            Fake(
+                "population_in_polygon",
+                "Population exposure inside a flood polygon.",
+                ToolFamily::VectorExposure,
+            ),
+        ] {
+            r.register(Arc::new(t)).unwrap();
+        }
+        r
+    }
+
+    #[test]
+    fn top_k_ranks_by_task_and_keeps_research_tools() {
+        let r = registry();
+        let plan = CataloguePlan {
+            condition: CatalogueCondition::TopK { k: 1 },
+            ..Default::default()
+        };
+        let c = present(
+            &r,
+            &plan,
+            "What was the heat index given temperature and humidity?",
+            &Bm25Router::default(),
+        );
+        assert_eq!(c.tools.len(), 7);
+        assert_eq!(c.tools[6].registry_name, "heat_index");
+        assert_eq!(&c.names()[..6], &RESEARCH_TOOL_NAMES);
+    }
+
+    #[test]
+    fn fixed_subsets_are_nested_and_opaque_names_route_back() {
+        let r = registry();
+        let small = present(
+            &r,
+            &CataloguePlan {
+                condition: CatalogueCondition::Fixed { size: 6 },
+                ..Default::default()
+            },
+            "",
+            &Bm25Router::default(),
+        );
+        let big = present(
+            &r,
+            &CataloguePlan {
+                condition: CatalogueCondition::Fixed { size: 8 },
+                ..Default::default()
+            },
+            "",
+            &Bm25Router::default(),
+        );
+        assert_eq!(small.names(), big.names()[..6].to_vec());
+        let opaque = present(
+            &r,
+            &CataloguePlan {
+                naming: Naming::Opaque,
+                ..Default::default()
+            },
+            "",
+            &Bm25Router::default(),
+        );
+        let shown = opaque.tools[7].shown_name.clone();
+        assert!(shown.starts_with("tool_008_"));
+        assert_eq!(
+            opaque.resolve(&shown),
+            Some(opaque.tools[7].registry_name.as_str())
+        );
+    }
+
+    #[test]
+    fn workflow_and_hierarchy() {
+        let r = registry();
+        let plan = CataloguePlan {
+            condition: CatalogueCondition::WorkflowProfile,
+            ..Default::default()
+        };
+        let c = present(&r, &plan, "wildfire burn severity", &Bm25Router::default());
+        assert!(c.resolve("burned_area").is_some() && c.resolve("heat_index").is_none());
+        let h = hierarchical(&r, &CataloguePlan::default());
+        assert_eq!(h.base.tools.len(), 6);
+        assert_eq!(h.domains.len(), 4);
+        assert_eq!(h.expand("time_series").map(|t| t.len()), Some(1));
+    }
+}

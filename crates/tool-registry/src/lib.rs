@@ -30,12 +30,15 @@ pub mod catalogue;
 pub mod error;
 pub mod registry;
 pub mod render;
+pub mod replay;
 pub mod research;
 pub mod sandbox;
 pub mod tool;
 
 pub use error::{Error, Result};
-pub use registry::{cap_observation, CallRecord, Registry, ToolDescriptor, OBSERVATION_MAX_CHARS, TRUNCATION_MARKER};
+pub use registry::{
+    cap_observation, CallRecord, Registry, ToolDescriptor, OBSERVATION_MAX_CHARS, TRUNCATION_MARKER,
+};
 pub use research::{ReadMode, ResearchToolsConfig, RESEARCH_TOOL_NAMES};
 pub use sandbox::{PythonConfig, PythonLimits, SandboxPolicy, SandboxReport};
 pub use tool::{Applicability, CallStatus, Tool, ToolContext, ToolFamily, ToolOutput};

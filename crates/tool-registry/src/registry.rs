@@ -35,6 +35,21 @@ pub fn cap_observation(text: &str, max_chars: usize) -> String {
     }
 }
 
+/// The reference harness's general truncation (`_truncate(text, limit)`,
+/// as the recorded runs show): text longer than `limit` characters keeps its
+/// first `limit - 80` characters and gets `"\n...[TRUNCATED]..."`. Search
+/// snippets use `limit = 500` (420 kept); the previews of outputs in recorded
+/// trajectories use [`RECORD_PREVIEW_LIMIT`] (1,720 kept).
+pub fn reference_truncate(text: &str, limit: usize) -> String {
+    if text.chars().nth(limit).is_none() {
+        return text.to_string();
+    }
+    cap_observation(text, limit.saturating_sub(80))
+}
+
+/// Limit of the output previews kept in recorded trajectories.
+pub const RECORD_PREVIEW_LIMIT: usize = 1_800;
+
 /// What the catalogue shows about one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDescriptor {
@@ -118,7 +133,14 @@ pub struct Registry {
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Registry")
-            .field("tools", &self.entries.iter().map(|e| e.tool.name()).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self
+                    .entries
+                    .iter()
+                    .map(|e| e.tool.name())
+                    .collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -132,7 +154,12 @@ impl Default for Registry {
 impl Registry {
     /// An empty registry.
     pub fn new() -> Self {
-        Self { entries: Vec::new(), index: HashMap::new(), tools: Vec::new(), python: None }
+        Self {
+            entries: Vec::new(),
+            index: HashMap::new(),
+            tools: Vec::new(),
+            python: None,
+        }
     }
 
     /// A registry holding the six research tools of §3.4.
@@ -160,11 +187,17 @@ impl Registry {
             return Err(Error::DuplicateTool { name });
         }
         let schema = tool.parameters_schema();
-        let validator = jsonschema::validator_for(&schema)
-            .map_err(|e| Error::InvalidSchema { name: name.clone(), message: e.to_string() })?;
+        let validator = jsonschema::validator_for(&schema).map_err(|e| Error::InvalidSchema {
+            name: name.clone(),
+            message: e.to_string(),
+        })?;
         self.index.insert(name, self.entries.len());
         self.tools.push(tool.clone());
-        self.entries.push(Entry { tool, schema, validator });
+        self.entries.push(Entry {
+            tool,
+            schema,
+            validator,
+        });
         Ok(())
     }
 
@@ -207,7 +240,10 @@ impl Registry {
 
     /// The catalogue entries of every tool, in registration order.
     pub fn definitions(&self) -> Vec<ToolDescriptor> {
-        self.entries.iter().map(|e| ToolDescriptor::of(e.tool.as_ref())).collect()
+        self.entries
+            .iter()
+            .map(|e| ToolDescriptor::of(e.tool.as_ref()))
+            .collect()
     }
 
     /// Normalises and validates `args` for tool `name` without running it.
@@ -222,13 +258,20 @@ impl Registry {
             .iter_errors(&args)
             .map(|e| {
                 let at = e.instance_path.to_string();
-                if at.is_empty() { e.to_string() } else { format!("{at}: {e}") }
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
             })
             .collect();
         if errors.is_empty() {
             Ok(args)
         } else {
-            Err(format!("invalid arguments for {name}: {}", errors.join("; ")))
+            Err(format!(
+                "invalid arguments for {name}: {}",
+                errors.join("; ")
+            ))
         }
     }
 
@@ -240,8 +283,15 @@ impl Registry {
         let mut sandbox = None;
         let (args, envelope) = match self.prepare_args(name, args.clone()) {
             Err(message) => {
-                let warning = if self.index.contains_key(name) { "invalid arguments" } else { "unknown tool" };
-                (args, ToolOutput::failure(Value::String(message), vec![warning.into()], Vec::new()))
+                let warning = if self.index.contains_key(name) {
+                    "invalid arguments"
+                } else {
+                    "unknown tool"
+                };
+                (
+                    args,
+                    ToolOutput::failure(Value::String(message), vec![warning.into()], Vec::new()),
+                )
             }
             Ok(args) => {
                 let tool = &self.entries[self.index[name]].tool;
@@ -249,14 +299,16 @@ impl Registry {
                     Applicability::NotApplicable { reason, message } => {
                         ToolOutput::not_applicable(reason, message)
                     }
-                    Applicability::Applicable => match (&self.python, name == research::PYTHON_EXEC) {
-                        (Some(python), true) => {
-                            let (out, report) = python.run(ctx, &args).await;
-                            sandbox = Some(report);
-                            out
+                    Applicability::Applicable => {
+                        match (&self.python, name == research::PYTHON_EXEC) {
+                            (Some(python), true) => {
+                                let (out, report) = python.run(ctx, &args).await;
+                                sandbox = Some(report);
+                                out
+                            }
+                            _ => tool.call(ctx, args.clone()).await,
                         }
-                        _ => tool.call(ctx, args.clone()).await,
-                    },
+                    }
                 };
                 (args, envelope)
             }
@@ -266,7 +318,10 @@ impl Registry {
             CallStatus::Ok => None,
             _ => Some(error_message(&envelope.output)),
         };
-        let observation = cap_observation(&to_python_json_pretty(&envelope.envelope_json()), OBSERVATION_MAX_CHARS);
+        let observation = cap_observation(
+            &to_python_json_pretty(&envelope.envelope_json()),
+            OBSERVATION_MAX_CHARS,
+        );
         tracing::debug!(tool = name, status = ?envelope.status, ms = duration.as_millis() as u64, "tool call");
         CallRecord {
             tool: name.to_string(),
@@ -309,7 +364,10 @@ pub fn normalise_args(schema: &Value, args: Value) -> Value {
         },
         other => other,
     };
-    let (Some(props), Value::Object(map)) = (schema.get("properties").and_then(Value::as_object), &mut args) else {
+    let (Some(props), Value::Object(map)) = (
+        schema.get("properties").and_then(Value::as_object),
+        &mut args,
+    ) else {
         return args;
     };
     for (key, prop) in props {
@@ -345,7 +403,12 @@ fn coerce(prop: &Value, value: &mut Value) {
             }
         }
         ("number", Value::String(s)) => {
-            if let Some(n) = s.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+            if let Some(n) = s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+            {
                 *value = Value::Number(n);
             }
         }
@@ -360,6 +423,7 @@ fn coerce(prop: &Value, value: &mut Value) {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -368,6 +432,14 @@ mod tests {
         assert_eq!(cap_observation("abc", 3), "abc");
         assert_eq!(cap_observation("abcd", 3), "abc\n...[TRUNCATED]...");
         assert_eq!(cap_observation("ééé", 2), "éé\n...[TRUNCATED]...");
+    }
+
+    #[test]
+    fn reference_truncation_keeps_limit_minus_80() {
+        let line = "x".repeat(501);
+        let out = reference_truncate(&line, 500);
+        assert_eq!(out.chars().count(), 420 + 18);
+        assert_eq!(reference_truncate(&"y".repeat(500), 500), "y".repeat(500));
     }
 
     #[test]

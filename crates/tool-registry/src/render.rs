@@ -52,10 +52,18 @@ pub fn python_float_repr(value: f64) -> String {
         return "NaN".into();
     }
     if value.is_infinite() {
-        return if value > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+        return if value > 0.0 {
+            "Infinity".into()
+        } else {
+            "-Infinity".into()
+        };
     }
     if value == 0.0 {
-        return if value.is_sign_negative() { "-0.0".into() } else { "0.0".into() };
+        return if value.is_sign_negative() {
+            "-0.0".into()
+        } else {
+            "0.0".into()
+        };
     }
     // `{:e}` gives the shortest round-trip digits in scientific form.
     let sci = format!("{value:e}");
@@ -78,7 +86,11 @@ pub fn python_float_repr(value: f64) -> String {
         format!("{sign}{body}")
     } else {
         let (first, rest) = digits.split_at(1);
-        let mant = if rest.is_empty() { first.to_string() } else { format!("{first}.{rest}") };
+        let mant = if rest.is_empty() {
+            first.to_string()
+        } else {
+            format!("{first}.{rest}")
+        };
         let esign = if exponent < 0 { '-' } else { '+' };
         format!("{sign}{mant}e{esign}{:02}", exponent.abs())
     }
@@ -87,7 +99,9 @@ pub fn python_float_repr(value: f64) -> String {
 /// `json.dumps(value, indent=2, ensure_ascii=False)`.
 pub fn to_python_json_pretty<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(256);
-    let formatter = PythonFormatter { inner: PrettyFormatter::with_indent(b"  ") };
+    let formatter = PythonFormatter {
+        inner: PrettyFormatter::with_indent(b"  "),
+    };
     let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
     if value.serialize(&mut ser).is_err() {
         return String::new();
@@ -105,6 +119,7 @@ pub fn render_output_text(output: &Value) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 

@@ -21,7 +21,9 @@
 //!    dumps) and a **Landlock** ruleset: read-only beneath the system and
 //!    evidence paths, read-write beneath `/scratch` and `/tmp`, execute only
 //!    for the interpreter and the dynamic loader, every TCP bind/connect
-//!    denied, signals and abstract UNIX sockets scoped to the sandbox; then it
+//!    denied, signals and abstract UNIX sockets scoped to the sandbox; and a
+//!    **seccomp** filter that denies creating processes (threads stay
+//!    allowed: `RLIMIT_NPROC` does not bind a host-root caller); then it
 //!    `exec`s Python. It reports what was enforced on its first stderr line,
 //!    which the parent strips and puts in the [`SandboxReport`].
 //! 3. The parent enforces the **wall-clock limit** (60 s) and the **output
@@ -225,12 +227,90 @@ pub fn helper_main(args: &[String]) -> i32 {
     if enforced {
         protections.push(format!("landlock: {landlock}"));
     }
-    let status = HelperStatus { protections, landlock, landlock_enforced: enforced };
-    eprintln!("{HELPER_STATUS_PREFIX}{}", serde_json::to_string(&status).unwrap_or_default());
+    match deny_new_processes() {
+        Ok(()) => protections.push(
+            "seccomp: fork, vfork and process-creating clone denied (threads allowed); RLIMIT_NPROC does not bind a host-root caller".into(),
+        ),
+        Err(e) => {
+            eprintln!("earthverse-sandbox: seccomp: {e}");
+            return 125;
+        }
+    }
+    let status = HelperStatus {
+        protections,
+        landlock,
+        landlock_enforced: enforced,
+    };
+    eprintln!(
+        "{HELPER_STATUS_PREFIX}{}",
+        serde_json::to_string(&status).unwrap_or_default()
+    );
     use std::os::unix::process::CommandExt;
-    let err = std::process::Command::new(&spec.program).args(&spec.args).exec();
+    let err = std::process::Command::new(&spec.program)
+        .args(&spec.args)
+        .exec();
     eprintln!("earthverse-sandbox: exec {}: {err}", spec.program.display());
     126
+}
+
+/// A seccomp filter that lets the sandboxed process create threads but no
+/// new processes (`fork`, `vfork`, `clone` without `CLONE_THREAD` fail with
+/// `EAGAIN`; `clone3` with `ENOSYS` so libc falls back to `clone`). Needed
+/// because `RLIMIT_NPROC` is not enforced for a caller that is host root.
+#[cfg(target_arch = "x86_64")]
+fn deny_new_processes() -> std::io::Result<()> {
+    const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const JGE_K: u16 = 0x35;
+    const JSET_K: u16 = 0x45;
+    const RET_K: u16 = 0x06;
+    const ALLOW: u32 = 0x7fff_0000;
+    const ERRNO: u32 = 0x0005_0000;
+    let ins = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+    let filter = [
+        ins(LD_W_ABS, 0, 0, 4),                        // 0: arch
+        ins(JEQ_K, 0, 8, AUDIT_ARCH_X86_64),           // 1: other arch -> allow
+        ins(LD_W_ABS, 0, 0, 0),                        // 2: syscall number
+        ins(JGE_K, 7, 0, 0x4000_0000),                 // 3: x32 ABI -> deny
+        ins(JEQ_K, 6, 0, 57),                          // 4: fork -> deny
+        ins(JEQ_K, 5, 0, 58),                          // 5: vfork -> deny
+        ins(JEQ_K, 5, 0, 435),                         // 6: clone3 -> ENOSYS
+        ins(JEQ_K, 0, 2, 56),                          // 7: clone -> check flags
+        ins(LD_W_ABS, 0, 0, 16),                       // 8: clone flags (low word)
+        ins(JSET_K, 0, 1, libc::CLONE_THREAD as u32),  // 9: thread -> allow
+        ins(RET_K, 0, 0, ALLOW),                       // 10
+        ins(RET_K, 0, 0, ERRNO | libc::EAGAIN as u32), // 11
+        ins(RET_K, 0, 0, ERRNO | libc::ENOSYS as u32), // 12
+    ];
+    let prog = libc::sock_fprog {
+        len: filter.len() as u16,
+        filter: filter.as_ptr() as *mut libc::sock_filter,
+    };
+    // SAFETY: `prog` points to a valid filter that outlives the call; no new
+    // privileges were already set by Landlock's restrict_self.
+    let rc = unsafe {
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_SECCOMP,
+            libc::SECCOMP_MODE_FILTER,
+            &prog as *const libc::sock_fprog,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Other architectures: no filter (reported as an error so the sandbox
+/// refuses rather than silently allowing processes).
+#[cfg(not(target_arch = "x86_64"))]
+fn deny_new_processes() -> std::io::Result<()> {
+    Err(std::io::Error::other(
+        "process-creation filter is only implemented for x86_64",
+    ))
 }
 
 fn set_rlimit(name: &str, value: u64) -> std::io::Result<()> {
@@ -245,8 +325,15 @@ fn set_rlimit(name: &str, value: u64) -> std::io::Result<()> {
     };
     // The CPU hard limit sits one second above the soft one so the child
     // gets SIGXCPU first.
-    let hard = if name == "cpu" { value.saturating_add(1) } else { value };
-    let limit = libc::rlimit { rlim_cur: value as libc::rlim_t, rlim_max: hard as libc::rlim_t };
+    let hard = if name == "cpu" {
+        value.saturating_add(1)
+    } else {
+        value
+    };
+    let limit = libc::rlimit {
+        rlim_cur: value as libc::rlim_t,
+        rlim_max: hard as libc::rlim_t,
+    };
     // SAFETY: plain syscall with a valid pointer to a local struct.
     let rc = unsafe { libc::setrlimit(resource, &limit) };
     if rc == 0 {
@@ -258,12 +345,24 @@ fn set_rlimit(name: &str, value: u64) -> std::io::Result<()> {
 
 fn apply_landlock(spec: &HelperSpec) -> Result<(String, bool), landlock::RulesetError> {
     use landlock::{
-        Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+        Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
+        RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
     };
     let abi = ABI::V7;
-    let existing = |paths: &[PathBuf]| -> Vec<PathFd> {
-        paths.iter().filter(|p| p.exists()).filter_map(|p| PathFd::new(p).ok()).collect()
+    // Files get only file rights, so the ruleset is enforced fully.
+    let existing = |paths: &[PathBuf]| -> Vec<(PathFd, bool)> {
+        paths
+            .iter()
+            .filter(|p| p.exists())
+            .filter_map(|p| PathFd::new(p).ok().map(|fd| (fd, p.is_dir())))
+            .collect()
+    };
+    let fit = |rights: landlock::BitFlags<AccessFs>, is_dir: bool| {
+        if is_dir {
+            rights
+        } else {
+            rights & AccessFs::from_file(abi)
+        }
     };
     let read = AccessFs::from_read(abi) & !AccessFs::Execute;
     let mut ruleset = Ruleset::default()
@@ -272,19 +371,24 @@ fn apply_landlock(spec: &HelperSpec) -> Result<(String, bool), landlock::Ruleset
         .handle_access(AccessNet::from_all(abi))?
         .scope(Scope::from_all(abi))?
         .create()?;
-    for fd in existing(&spec.read) {
-        ruleset = ruleset.add_rule(PathBeneath::new(fd, read))?;
+    for (fd, is_dir) in existing(&spec.read) {
+        ruleset = ruleset.add_rule(PathBeneath::new(fd, fit(read, is_dir)))?;
     }
-    for fd in existing(&spec.read_write) {
-        ruleset = ruleset.add_rule(PathBeneath::new(fd, AccessFs::from_all(abi) & !AccessFs::Execute))?;
+    for (fd, is_dir) in existing(&spec.read_write) {
+        ruleset = ruleset.add_rule(PathBeneath::new(
+            fd,
+            fit(AccessFs::from_all(abi) & !AccessFs::Execute, is_dir),
+        ))?;
     }
-    for fd in existing(&spec.execute) {
-        ruleset = ruleset.add_rule(PathBeneath::new(fd, AccessFs::from_file(abi) & (AccessFs::Execute | AccessFs::ReadFile)))?;
+    for (fd, _) in existing(&spec.execute) {
+        ruleset = ruleset.add_rule(PathBeneath::new(fd, AccessFs::Execute | AccessFs::ReadFile))?;
     }
     let status = ruleset.restrict_self()?;
     let described = match status.ruleset {
         RulesetStatus::FullyEnforced => "fully enforced (requested ABI 7)".to_string(),
-        RulesetStatus::PartiallyEnforced => "partially enforced (kernel older than ABI 7)".to_string(),
+        RulesetStatus::PartiallyEnforced => {
+            "partially enforced (kernel older than ABI 7)".to_string()
+        }
         RulesetStatus::NotEnforced => "not enforced (kernel without Landlock)".to_string(),
     };
     Ok((described, status.ruleset != RulesetStatus::NotEnforced))
@@ -316,7 +420,9 @@ pub(crate) fn which(program: &Path) -> Option<PathBuf> {
         return program.is_file().then(|| program.to_path_buf());
     }
     let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| p.is_file())
+    std::env::split_paths(&path)
+        .map(|d| d.join(program))
+        .find(|p| p.is_file())
 }
 
 /// Where an interpreter lives, asked once from the interpreter itself.
@@ -351,7 +457,8 @@ pub async fn probe_interpreter(interpreter: &Path) -> Result<InterpreterInfo, St
             String::from_utf8_lossy(&out.stderr)
         ));
     }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("unexpected reply from {}: {e}", interpreter.display()))
+    serde_json::from_slice(&out.stdout)
+        .map_err(|e| format!("unexpected reply from {}: {e}", interpreter.display()))
 }
 
 /// The in-sandbox path of the evidence view (working directory).
@@ -395,7 +502,14 @@ pub(crate) fn plan(
     let mut a: Vec<String> = Vec::new();
     push(
         &mut a,
-        &["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"],
+        &[
+            "--unshare-all",
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop",
+            "ALL",
+            "--clearenv",
+        ],
     );
     // System directories: bind real directories, recreate merged-/usr symlinks.
     let mut read_paths: Vec<PathBuf> = Vec::new();
@@ -431,7 +545,10 @@ pub(crate) fn plan(
     }
     let helper_s = path_str(helper);
     push(&mut a, &["--ro-bind", &helper_s, "/run/earthverse-sandbox"]);
-    push(&mut a, &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
+    push(
+        &mut a,
+        &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"],
+    );
     // The evidence view: the package's top-level entries, and the package
     // again under its release-relative path.
     push(&mut a, &["--dir", EVIDENCE_DIR]);
@@ -445,15 +562,24 @@ pub(crate) fn plan(
             continue;
         }
         let src = path_str(&entry.path());
-        push(&mut a, &["--ro-bind", &src, &format!("{EVIDENCE_DIR}/{name}")]);
+        push(
+            &mut a,
+            &["--ro-bind", &src, &format!("{EVIDENCE_DIR}/{name}")],
+        );
     }
     let release_view = format!("{EVIDENCE_DIR}/{}", release_prefix.trim_matches('/'));
     if !release_prefix.trim_matches('/').is_empty() {
         push(&mut a, &["--ro-bind", &path_str(&root), &release_view]);
     }
-    for entry in walkdir::WalkDir::new(&root).follow_links(false).into_iter().filter_map(|e| e.ok()) {
+    for entry in walkdir::WalkDir::new(&root)
+        .follow_links(false)
+        .into_iter()
+        .filter_map(|e| e.ok())
+    {
         let name = entry.file_name().to_string_lossy();
-        if entry.depth() > 0 && earthverse_package_model::evidence::hidden_artifact_name(&name).is_some() {
+        if entry.depth() > 0
+            && earthverse_package_model::evidence::hidden_artifact_name(&name).is_some()
+        {
             if let Ok(rel) = entry.path().strip_prefix(&root) {
                 hidden.push(path_str(rel));
             }
@@ -462,10 +588,16 @@ pub(crate) fn plan(
     for rel in &hidden {
         // Top-level hidden entries were never bound; deeper ones are masked.
         if rel.contains('/') {
-            push(&mut a, &["--ro-bind", "/dev/null", &format!("{EVIDENCE_DIR}/{rel}")]);
+            push(
+                &mut a,
+                &["--ro-bind", "/dev/null", &format!("{EVIDENCE_DIR}/{rel}")],
+            );
         }
         if !release_prefix.is_empty() {
-            push(&mut a, &["--ro-bind", "/dev/null", &format!("{release_view}/{rel}")]);
+            push(
+                &mut a,
+                &["--ro-bind", "/dev/null", &format!("{release_view}/{rel}")],
+            );
         }
     }
     push(&mut a, &["--bind", &path_str(scratch), SCRATCH_DIR]);
@@ -493,9 +625,17 @@ pub(crate) fn plan(
     read.push(PathBuf::from(QUESTION_FILE));
     read.push(PathBuf::from("/dev/urandom"));
     read.push(PathBuf::from("/dev/zero"));
-    let read_write = vec![PathBuf::from(SCRATCH_DIR), PathBuf::from("/tmp"), PathBuf::from("/dev/null")];
+    let read_write = vec![
+        PathBuf::from(SCRATCH_DIR),
+        PathBuf::from("/tmp"),
+        PathBuf::from("/dev/null"),
+    ];
     let mut execute = vec![info.executable.clone(), info.real_executable.clone()];
-    for loader in ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1", "/lib/ld-linux-x86-64.so.2"] {
+    for loader in [
+        "/lib64/ld-linux-x86-64.so.2",
+        "/lib/ld-linux-aarch64.so.1",
+        "/lib/ld-linux-x86-64.so.2",
+    ] {
         let p = Path::new(loader);
         if let Ok(real) = p.canonicalize() {
             execute.push(p.to_path_buf());
@@ -533,5 +673,9 @@ pub(crate) fn plan(
             limits.stdout_chars, limits.stderr_chars, limits.max_output_bytes
         ),
     ];
-    Ok(SandboxPlan { bwrap: bwrap.to_path_buf(), args: a, protections })
+    Ok(SandboxPlan {
+        bwrap: bwrap.to_path_buf(),
+        args: a,
+        protections,
+    })
 }

@@ -213,7 +213,10 @@ impl ToolOutput {
         let mut map = serde_json::Map::new();
         map.insert("ok".into(), Value::Bool(self.ok));
         map.insert("output".into(), self.output.clone());
-        map.insert("evidence_files".into(), serde_json::json!(self.evidence_files));
+        map.insert(
+            "evidence_files".into(),
+            serde_json::json!(self.evidence_files),
+        );
         map.insert("warnings".into(), serde_json::json!(self.warnings));
         if self.status == CallStatus::NotApplicable {
             map.insert("status".into(), serde_json::json!("not_applicable"));

@@ -31,9 +31,8 @@ impl Tool for InspectImage {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Package-relative or release-relative image path."}
-            },
-            "required": ["path"]
+                "path": {"type": "string", "default": "", "description": "(required) Package-relative or release-relative image path."}
+            }
         })
     }
 
@@ -75,9 +74,12 @@ fn round2(x: f64) -> f64 {
 }
 
 pub(crate) fn inspect(ctx: &ToolContext, path: &str) -> ToolOutput {
+    if path.trim().is_empty() {
+        return super::tool_exception("inspect_image", "ValueError", "path is required");
+    }
     let resolved = match resolve_file(ctx, "inspect_image", path) {
         Ok(r) => r,
-        Err(out) => return out,
+        Err(out) => return *out,
     };
     let release_path = ctx.release_path(&resolved.package_relative);
     let failed = |message: String| {
@@ -92,13 +94,19 @@ pub(crate) fn inspect(ctx: &ToolContext, path: &str) -> ToolOutput {
         Err(e) => return failed(format!("OSError: {e}")),
     };
     let Some(format) = reader.format() else {
-        return failed(format!("UnidentifiedImageError: cannot identify image file '{release_path}'"));
+        return failed(format!(
+            "UnidentifiedImageError: cannot identify image file '{release_path}'"
+        ));
     };
     let img = match reader.decode() {
         Ok(img) => img,
         Err(e) => return failed(format!("OSError: {e}")),
     };
-    let mode = if format == ImageFormat::Gif { "P" } else { pil_mode(&img) };
+    let mode = if format == ImageFormat::Gif {
+        "P"
+    } else {
+        pil_mode(&img)
+    };
     let rgb = img.to_rgb8();
     let n = (rgb.width() as f64) * (rgb.height() as f64);
     let mut sum = [0f64; 3];

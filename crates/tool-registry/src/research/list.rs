@@ -42,7 +42,9 @@ impl Tool for ListPackageFiles {
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || list(&ctx, &subdir, max_files))
             .await
-            .unwrap_or_else(|e| super::tool_exception("list_package_files", "JoinError", &e.to_string()))
+            .unwrap_or_else(|e| {
+                super::tool_exception("list_package_files", "JoinError", &e.to_string())
+            })
     }
 }
 
@@ -56,7 +58,11 @@ fn missing_subdir(subdir: &str) -> ToolOutput {
 
 /// The listing itself (blocking).
 pub(crate) fn list(ctx: &ToolContext, subdir: &str, max_files: usize) -> ToolOutput {
-    let requested = if subdir.trim().is_empty() { "." } else { subdir };
+    let requested = if subdir.trim().is_empty() {
+        "."
+    } else {
+        subdir
+    };
     let resolved = match evidence::resolve(&ctx.package_root, requested) {
         Ok(r) if r.absolute.is_dir() => r,
         Ok(_) | Err(AccessError::NotFound { .. }) => return missing_subdir(subdir),
@@ -64,7 +70,9 @@ pub(crate) fn list(ctx: &ToolContext, subdir: &str, max_files: usize) -> ToolOut
     };
     let mut files = match evidence::list_package_files(&ctx.package_root) {
         Ok(files) => files,
-        Err(err) => return super::tool_exception("list_package_files", "OSError", &err.to_string()),
+        Err(err) => {
+            return super::tool_exception("list_package_files", "OSError", &err.to_string())
+        }
     };
     let prefix = if resolved.package_relative.is_empty() {
         String::new()

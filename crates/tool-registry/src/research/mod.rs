@@ -6,19 +6,19 @@
 //! the reference's words (`file not found: <path>` with warning
 //! `missing file`, ...), so recorded runs and new runs see the same thing.
 
-mod image;
-mod list;
-mod python;
-mod read;
-mod search;
-mod summarize;
-mod text;
+pub(crate) mod image;
+pub(crate) mod list;
+pub(crate) mod python;
+pub(crate) mod read;
+pub(crate) mod search;
+pub(crate) mod summarize;
+pub(crate) mod text;
 
 pub use self::image::InspectImage;
 pub use list::ListPackageFiles;
 pub use python::{PythonExec, PYTHON_EXEC};
 pub use read::ReadTextFile;
-pub use search::{search_package, SearchPackageFiles, SearchRequest};
+pub use search::{clear_window_cache, search_package, SearchPackageFiles, SearchRequest};
 pub use summarize::SummarizeTableOrJson;
 pub use text::{ReadMode, TEXT_SUFFIXES};
 
@@ -51,7 +51,10 @@ impl ResearchToolsConfig {
     /// The reference-compatible configuration used to replay recorded runs:
     /// file tools refuse what the reference refused.
     pub fn reference() -> Self {
-        Self { read_mode: ReadMode::Reference, ..Self::default() }
+        Self {
+            read_mode: ReadMode::Reference,
+            ..Self::default()
+        }
     }
 }
 
@@ -59,8 +62,12 @@ impl ResearchToolsConfig {
 pub fn file_tools(config: &ResearchToolsConfig) -> Vec<Arc<dyn Tool>> {
     vec![
         Arc::new(ListPackageFiles),
-        Arc::new(ReadTextFile { mode: config.read_mode }),
-        Arc::new(SearchPackageFiles { mode: config.read_mode }),
+        Arc::new(ReadTextFile {
+            mode: config.read_mode,
+        }),
+        Arc::new(SearchPackageFiles {
+            mode: config.read_mode,
+        }),
         Arc::new(SummarizeTableOrJson),
         Arc::new(InspectImage),
     ]
@@ -75,8 +82,13 @@ pub fn research_tools(config: &ResearchToolsConfig) -> Vec<Arc<dyn Tool>> {
 
 /// Resolves a model-supplied path, mapping refusals to the reference's
 /// observable failures.
-pub(crate) fn resolve_file(ctx: &ToolContext, tool: &str, requested: &str) -> Result<ResolvedPath, ToolOutput> {
-    resolve(&ctx.package_root, requested).map_err(|err| access_failure(tool, requested, &err))
+pub(crate) fn resolve_file(
+    ctx: &ToolContext,
+    tool: &str,
+    requested: &str,
+) -> Result<ResolvedPath, Box<ToolOutput>> {
+    resolve(&ctx.package_root, requested)
+        .map_err(|err| Box::new(access_failure(tool, requested, &err)))
 }
 
 pub(crate) fn access_failure(tool: &str, requested: &str, err: &AccessError) -> ToolOutput {
@@ -86,7 +98,11 @@ pub(crate) fn access_failure(tool: &str, requested: &str, err: &AccessError) -> 
             vec!["missing file".into()],
             Vec::new(),
         ),
-        other => tool_exception(tool, "PermissionError", &format!("path outside allowed task/package roots: {requested} ({other})")),
+        other => tool_exception(
+            tool,
+            "PermissionError",
+            &format!("path outside allowed task/package roots: {requested} ({other})"),
+        ),
     }
 }
 
@@ -128,6 +144,7 @@ pub(crate) fn python_path_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 

@@ -8,8 +8,8 @@
 use super::str_arg;
 use crate::registry::cap_observation;
 use crate::sandbox::{
-    self, find_helper, probe_interpreter, which, InterpreterInfo, PythonConfig, SandboxPolicy, SandboxReport,
-    HELPER_STATUS_PREFIX, SCRATCH_DIR,
+    self, find_helper, probe_interpreter, which, InterpreterInfo, PythonConfig, SandboxPolicy,
+    SandboxReport, HELPER_STATUS_PREFIX, SCRATCH_DIR,
 };
 use crate::tool::{Tool, ToolContext, ToolFamily, ToolOutput};
 use async_trait::async_trait;
@@ -33,7 +33,10 @@ pub struct PythonExec {
 impl PythonExec {
     /// A tool with this configuration.
     pub fn new(config: PythonConfig) -> Self {
-        Self { config, info: OnceCell::new() }
+        Self {
+            config,
+            info: OnceCell::new(),
+        }
     }
 
     /// The configuration.
@@ -52,7 +55,10 @@ impl PythonExec {
     pub async fn sandbox_available(&self) -> Result<(), String> {
         let mut missing = Vec::new();
         if which(&self.config.bwrap).is_none() {
-            missing.push(format!("bubblewrap ({}) not found", self.config.bwrap.display()));
+            missing.push(format!(
+                "bubblewrap ({}) not found",
+                self.config.bwrap.display()
+            ));
         }
         if find_helper(self.config.helper.as_deref()).is_none() {
             missing.push(format!(
@@ -77,7 +83,11 @@ impl PythonExec {
         let mut report = SandboxReport::default();
         if code.trim().is_empty() {
             return (
-                ToolOutput::failure(Value::String("code is required".into()), Vec::new(), Vec::new()),
+                ToolOutput::failure(
+                    Value::String("code is required".into()),
+                    Vec::new(),
+                    Vec::new(),
+                ),
                 report,
             );
         }
@@ -86,7 +96,11 @@ impl PythonExec {
         let host_script = ctx.scratch_dir.join(&relative);
         if let Err(e) = write_script(&host_script, code) {
             return (
-                super::tool_exception(PYTHON_EXEC, "OSError", &format!("cannot write {}: {e}", host_script.display())),
+                super::tool_exception(
+                    PYTHON_EXEC,
+                    "OSError",
+                    &format!("cannot write {}: {e}", host_script.display()),
+                ),
                 report,
             );
         }
@@ -102,12 +116,18 @@ impl PythonExec {
                     cmd
                 }
                 Err(missing) => {
-                    let message = format!("python_exec refused: no OS sandbox available ({missing}); \
-                         configure SandboxPolicy::Unsandboxed to opt out explicitly");
+                    let message = format!(
+                        "python_exec refused: no OS sandbox available ({missing}); \
+                         configure SandboxPolicy::Unsandboxed to opt out explicitly"
+                    );
                     tracing::error!(%message);
                     report.refused = Some(missing);
                     return (
-                        ToolOutput::failure(json!({"error": message}), vec!["sandbox unavailable".into()], Vec::new()),
+                        ToolOutput::failure(
+                            json!({"error": message}),
+                            vec!["sandbox unavailable".into()],
+                            Vec::new(),
+                        ),
                         report,
                     );
                 }
@@ -115,20 +135,37 @@ impl PythonExec {
             Some(reason) => {
                 tracing::warn!(%reason, "python_exec runs WITHOUT the OS sandbox (explicit opt-out)");
                 report.opt_out = Some(reason.clone());
-                report.protections = vec![format!("wall clock: {} s", self.config.limits.wall.as_secs_f64())];
+                report.protections = vec![format!(
+                    "wall clock: {} s",
+                    self.config.limits.wall.as_secs_f64()
+                )];
                 let mut cmd = tokio::process::Command::new(&self.config.interpreter);
-                cmd.arg("-I").arg("-u").arg(&host_script).current_dir(&ctx.package_root);
+                cmd.arg("-I")
+                    .arg("-u")
+                    .arg(&host_script)
+                    .current_dir(&ctx.package_root);
                 cmd
             }
         };
-        command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
         let started = Instant::now();
         let outcome = run_bounded(command, &self.config).await;
         let latency = started.elapsed().as_secs_f64();
         let (status, stdout, mut stderr, limit_hit) = match outcome {
             Ok(o) => o,
             Err(e) => {
-                return (super::tool_exception(PYTHON_EXEC, "OSError", &format!("cannot start python: {e}")), report);
+                return (
+                    super::tool_exception(
+                        PYTHON_EXEC,
+                        "OSError",
+                        &format!("cannot start python: {e}"),
+                    ),
+                    report,
+                );
             }
         };
         // The helper's status line comes first on stderr.
@@ -154,16 +191,25 @@ impl PythonExec {
         if limit_hit.is_none() {
             if stderr.contains("MemoryError") {
                 limit_hit = Some("memory".into());
-            } else if matches!(returncode, Some(c) if c == 128 + i64::from(libc::SIGXCPU) || c == -i64::from(libc::SIGXCPU) || c == 128 + 9) {
+            } else if matches!(returncode, Some(c) if c == 128 + i64::from(libc::SIGXCPU) || c == -i64::from(libc::SIGXCPU) || c == 128 + 9)
+            {
                 limit_hit = Some("cpu".into());
-            } else if matches!(returncode, Some(c) if c == 128 + i64::from(libc::SIGXFSZ) || c == -i64::from(libc::SIGXFSZ)) || stderr.contains("File too large") {
+            } else if matches!(returncode, Some(c) if c == 128 + i64::from(libc::SIGXFSZ) || c == -i64::from(libc::SIGXFSZ))
+                || stderr.contains("File too large")
+            {
                 limit_hit = Some("file_size".into());
             }
         }
         if let Some(limit) = &limit_hit {
             let note = match limit.as_str() {
-                "wall_clock" => format!("killed: wall-clock limit of {} s exceeded", self.config.limits.wall.as_secs_f64()),
-                "output" => format!("killed: output exceeded {} bytes", self.config.limits.max_output_bytes),
+                "wall_clock" => format!(
+                    "killed: wall-clock limit of {} s exceeded",
+                    self.config.limits.wall.as_secs_f64()
+                ),
+                "output" => format!(
+                    "killed: output exceeded {} bytes",
+                    self.config.limits.max_output_bytes
+                ),
                 other => format!("limit reached: {other}"),
             };
             if !stderr.is_empty() && !stderr.ends_with('\n') {
@@ -194,15 +240,22 @@ impl PythonExec {
             out
         };
         if unsandboxed.is_some() {
-            envelope.warnings.push("python ran without the OS sandbox (explicit opt-out)".into());
+            envelope
+                .warnings
+                .push("python ran without the OS sandbox (explicit opt-out)".into());
         }
         (envelope, report)
     }
 
-    async fn sandboxed_command(&self, ctx: &ToolContext, relative: &str) -> Result<(tokio::process::Command, Vec<String>), String> {
+    async fn sandboxed_command(
+        &self,
+        ctx: &ToolContext,
+        relative: &str,
+    ) -> Result<(tokio::process::Command, Vec<String>), String> {
         self.sandbox_available().await?;
         let bwrap = which(&self.config.bwrap).ok_or("bubblewrap not found")?;
-        let helper = find_helper(self.config.helper.as_deref()).ok_or("sandbox helper not found")?;
+        let helper =
+            find_helper(self.config.helper.as_deref()).ok_or("sandbox helper not found")?;
         let info = self.interpreter().await?;
         let plan = sandbox::plan(
             &bwrap,
@@ -233,7 +286,10 @@ type RunOutcome = (Option<i64>, String, String, Option<String>);
 
 /// Runs the command with the wall-clock and output limits; returns
 /// (exit code or 128+signal, stdout, stderr, limit hit).
-async fn run_bounded(mut command: tokio::process::Command, config: &PythonConfig) -> std::io::Result<RunOutcome> {
+async fn run_bounded(
+    mut command: tokio::process::Command,
+    config: &PythonConfig,
+) -> std::io::Result<RunOutcome> {
     let mut child = command.spawn()?;
     let mut out = child.stdout.take();
     let mut err = child.stderr.take();
@@ -303,7 +359,12 @@ async fn run_bounded(mut command: tokio::process::Command, config: &PythonConfig
             _ => -1,
         }
     });
-    Ok((code, String::from_utf8_lossy(&stdout).into_owned(), String::from_utf8_lossy(&stderr).into_owned(), limit))
+    Ok((
+        code,
+        String::from_utf8_lossy(&stdout).into_owned(),
+        String::from_utf8_lossy(&stderr).into_owned(),
+        limit,
+    ))
 }
 
 #[async_trait]

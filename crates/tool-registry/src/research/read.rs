@@ -35,10 +35,9 @@ impl Tool for ReadTextFile {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Package-relative or release-relative file path."},
+                "path": {"type": "string", "default": "", "description": "(required) Package-relative or release-relative file path."},
                 "max_chars": {"type": "integer", "default": 12000, "minimum": 0, "description": "Maximum characters returned."}
-            },
-            "required": ["path"]
+            }
         })
     }
 
@@ -49,18 +48,27 @@ impl Tool for ReadTextFile {
         let mode = self.mode;
         tokio::task::spawn_blocking(move || read(&ctx, mode, &path, max_chars))
             .await
-            .unwrap_or_else(|e| super::tool_exception("read_text_file", "JoinError", &e.to_string()))
+            .unwrap_or_else(|e| {
+                super::tool_exception("read_text_file", "JoinError", &e.to_string())
+            })
     }
 }
 
 pub(crate) fn read(ctx: &ToolContext, mode: ReadMode, path: &str, max_chars: usize) -> ToolOutput {
+    if path.trim().is_empty() {
+        return super::tool_exception("read_text_file", "ValueError", "path is required");
+    }
     let resolved = match resolve_file(ctx, "read_text_file", path) {
         Ok(r) => r,
-        Err(out) => return out,
+        Err(out) => return *out,
     };
     let release_path = ctx.release_path(&resolved.package_relative);
     if resolved.absolute.is_dir() {
-        return super::tool_exception("read_text_file", "IsADirectoryError", &format!("is a directory: {path}"));
+        return super::tool_exception(
+            "read_text_file",
+            "IsADirectoryError",
+            &format!("is a directory: {path}"),
+        );
     }
     let suffix = suffix_of(&resolved.package_relative);
     let Some(sniffed) = text_decision(mode, &suffix, &resolved.absolute) else {
@@ -80,9 +88,14 @@ pub(crate) fn read(ctx: &ToolContext, mode: ReadMode, path: &str, max_chars: usi
     } else {
         text
     };
-    let mut out = ToolOutput::ok(json!({"path": release_path, "text": text}), vec![release_path.clone()]);
+    let mut out = ToolOutput::ok(
+        json!({"path": release_path, "text": text}),
+        vec![release_path.clone()],
+    );
     if let Some(kind) = sniffed {
-        out = out.with_warning(format!("suffix {suffix} read as text: content sniffed as {kind}"));
+        out = out.with_warning(format!(
+            "suffix {suffix} read as text: content sniffed as {kind}"
+        ));
     }
     out
 }

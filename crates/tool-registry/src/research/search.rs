@@ -13,20 +13,23 @@
 
 use super::text::{decode_python_text, python_lines, python_strip, text_decision, ReadMode};
 use super::{python_path_cmp, str_arg, suffix_of, usize_arg};
-use crate::registry::cap_observation;
+use crate::registry::reference_truncate;
 use crate::tool::{Tool, ToolContext, ToolFamily, ToolOutput};
 use async_trait::async_trait;
 use earthverse_package_model::evidence::hidden_artifact_name;
 use memchr::memmem;
 use rayon::prelude::*;
 use serde_json::{json, Value};
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Characters of each file that are searched.
 pub const SEARCH_WINDOW_CHARS: usize = 300_000;
-/// Characters of a snippet before the truncation marker.
-pub const SNIPPET_MAX_CHARS: usize = 420;
+/// Snippet limit: longer lines keep 420 characters and the marker
+/// (the reference's `_truncate(line, 500)`).
+pub const SNIPPET_LIMIT: usize = 500;
 
 /// Searches the text files of the package for all terms of a query.
 #[derive(Debug, Clone, Copy, Default)]
@@ -49,7 +52,11 @@ pub struct SearchRequest {
 impl SearchRequest {
     /// A request with the reference's defaults (`glob="**/*"`, 40 matches).
     pub fn new(query: impl Into<String>) -> Self {
-        Self { query: query.into(), glob: "**/*".into(), max_matches: 40 }
+        Self {
+            query: query.into(),
+            glob: "**/*".into(),
+            max_matches: 40,
+        }
     }
 }
 
@@ -83,34 +90,60 @@ impl Tool for SearchPackageFiles {
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutput {
         let request = SearchRequest {
             query: str_arg(&args, "query").to_string(),
-            glob: args.get("glob").and_then(Value::as_str).unwrap_or("**/*").to_string(),
+            glob: args
+                .get("glob")
+                .and_then(Value::as_str)
+                .unwrap_or("**/*")
+                .to_string(),
             max_matches: usize_arg(&args, "max_matches", 40),
         };
         let ctx = ctx.clone();
         let mode = self.mode;
         tokio::task::spawn_blocking(move || search_package(&ctx, &request, mode))
             .await
-            .unwrap_or_else(|e| super::tool_exception("search_package_files", "JoinError", &e.to_string()))
+            .unwrap_or_else(|e| {
+                super::tool_exception("search_package_files", "JoinError", &e.to_string())
+            })
     }
 }
 
 /// Runs a search over the package of `ctx` (blocking).
 pub fn search_package(ctx: &ToolContext, request: &SearchRequest, mode: ReadMode) -> ToolOutput {
     if request.query.trim().is_empty() {
-        return ToolOutput::failure(Value::String("query is required".into()), Vec::new(), Vec::new());
+        return ToolOutput::failure(
+            Value::String("query is required".into()),
+            Vec::new(),
+            Vec::new(),
+        );
     }
     let matcher = match compile_glob(&request.glob) {
         Ok(m) => m,
-        Err(message) => return super::tool_exception("search_package_files", "ValueError", &message),
+        Err(message) => {
+            return super::tool_exception("search_package_files", "ValueError", &message)
+        }
     };
-    let terms: Vec<String> = request.query.to_lowercase().split_whitespace().map(str::to_string).collect();
+    let terms: Vec<String> = request
+        .query
+        .to_lowercase()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    // pathlib: a pattern ending in `**` matches directories only, so no file.
+    if request.glob.trim_end_matches('/').rsplit('/').next() == Some("**") {
+        return ToolOutput::ok(
+            json!({"query": request.query, "match_count": 0, "matches": []}),
+            Vec::new(),
+        );
+    }
     let files = match package_files(&ctx.package_root) {
         Ok(f) => f,
         Err(e) => return super::tool_exception("search_package_files", "OSError", &e.to_string()),
     };
     let candidates: Vec<&(String, PathBuf)> = files
         .iter()
-        .filter(|(rel, abs)| matcher.is_match(rel) && text_decision(mode, &suffix_of(rel), abs).is_some())
+        .filter(|(rel, abs)| {
+            matcher.is_match(rel) && text_decision(mode, &suffix_of(rel), abs).is_some()
+        })
         .collect();
     let mut matches: Vec<(String, String)> = Vec::new();
     // Scan in order-preserving parallel chunks so a small `max_matches`
@@ -130,7 +163,10 @@ pub fn search_package(ctx: &ToolContext, request: &SearchRequest, mode: ReadMode
             break;
         }
     }
-    let evidence: Vec<String> = matches.iter().map(|(rel, _)| ctx.release_path(rel)).collect();
+    let evidence: Vec<String> = matches
+        .iter()
+        .map(|(rel, _)| ctx.release_path(rel))
+        .collect();
     let listed: Vec<Value> = matches
         .iter()
         .map(|(rel, snippet)| json!({"path": ctx.release_path(rel), "snippet": snippet}))
@@ -150,8 +186,18 @@ fn compile_glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
     if pattern.starts_with('/') {
         return Err("Non-relative patterns are unsupported".into());
     }
-    let trimmed = pattern.trim_start_matches("./");
-    globset::GlobBuilder::new(trimmed)
+    if pattern
+        .split('/')
+        .any(|part| part.contains("**") && part != "**")
+    {
+        return Err("Invalid pattern: '**' can only be an entire path component".into());
+    }
+    // pathlib has no `{a,b}` alternation: braces are literal.
+    let trimmed = pattern
+        .trim_start_matches("./")
+        .replace('{', "[{]")
+        .replace('}', "[}]");
+    globset::GlobBuilder::new(&trimmed)
         .literal_separator(true)
         .backslash_escape(false)
         .build()
@@ -168,7 +214,9 @@ pub(crate) fn package_files(root: &Path) -> std::io::Result<Vec<(String, PathBuf
         if !entry.file_type().is_file() {
             continue;
         }
-        let Ok(rel) = entry.path().strip_prefix(root) else { continue };
+        let Ok(rel) = entry.path().strip_prefix(root) else {
+            continue;
+        };
         let rel = rel.to_string_lossy().replace('\\', "/");
         if rel.split('/').any(|c| hidden_artifact_name(c).is_some()) {
             continue;
@@ -179,36 +227,138 @@ pub(crate) fn package_files(root: &Path) -> std::io::Result<Vec<(String, PathBuf
     Ok(out)
 }
 
-/// Reads the searched window of a file and returns the snippet if every
-/// term occurs in it.
-fn match_file(path: &Path, terms: &[String]) -> Option<String> {
-    let bytes = read_window(path).ok()?;
-    // Fast path: valid UTF-8 without carriage returns needs no decoding
-    // copy; ASCII lower-casing is done on bytes.
-    let text: std::borrow::Cow<'_, str> = match std::str::from_utf8(&bytes) {
-        Ok(s) if !s.contains('\r') => std::borrow::Cow::Borrowed(s),
-        _ => std::borrow::Cow::Owned(decode_python_text(&bytes)),
+/// The searched window of one file, decoded and lower-cased once.
+#[derive(Debug)]
+struct Window {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+    text: String,
+    lowered: String,
+    /// Hashed trigrams of `lowered`: a term with a trigram absent here
+    /// cannot occur, so most non-matching files are rejected without a scan.
+    trigrams: Box<[u64; TRIGRAM_WORDS]>,
+}
+
+const TRIGRAM_BITS: usize = 1 << 16;
+const TRIGRAM_WORDS: usize = TRIGRAM_BITS / 64;
+
+fn trigram_slot(a: u8, b: u8, c: u8) -> usize {
+    let x = (u32::from(a) << 16) | (u32::from(b) << 8) | u32::from(c);
+    (x.wrapping_mul(2_654_435_761) >> 16) as usize
+}
+
+fn trigram_set(bytes: &[u8]) -> Box<[u64; TRIGRAM_WORDS]> {
+    let mut set = Box::new([0u64; TRIGRAM_WORDS]);
+    for w in bytes.windows(3) {
+        let slot = trigram_slot(w[0], w[1], w[2]);
+        set[slot / 64] |= 1 << (slot % 64);
+    }
+    set
+}
+
+fn may_contain(set: &[u64; TRIGRAM_WORDS], term: &[u8]) -> bool {
+    term.windows(3).all(|w| {
+        let slot = trigram_slot(w[0], w[1], w[2]);
+        set[slot / 64] & (1 << (slot % 64)) != 0
+    })
+}
+
+/// Bytes of decoded text kept by the window cache.
+pub const WINDOW_CACHE_BYTES: usize = 256 << 20;
+
+struct WindowCache {
+    entries: HashMap<PathBuf, Arc<Window>>,
+    bytes: usize,
+}
+
+fn cache() -> &'static Mutex<WindowCache> {
+    static CACHE: OnceLock<Mutex<WindowCache>> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        Mutex::new(WindowCache {
+            entries: HashMap::new(),
+            bytes: 0,
+        })
+    })
+}
+
+/// Empties the in-memory cache of decoded search windows (benchmarks use
+/// it to measure cold calls).
+pub fn clear_window_cache() {
+    if let Ok(mut c) = cache().lock() {
+        c.entries.clear();
+        c.bytes = 0;
+    }
+}
+
+/// The window of a file: from the cache when the file's size and
+/// modification time are unchanged, else read and decoded.
+fn window(path: &Path) -> std::io::Result<Arc<Window>> {
+    let meta = std::fs::metadata(path)?;
+    let (len, modified) = (meta.len(), meta.modified().ok());
+    if let Ok(c) = cache().lock() {
+        if let Some(w) = c.entries.get(path) {
+            if w.len == len && w.modified == modified {
+                return Ok(w.clone());
+            }
+        }
+    }
+    let bytes = read_window(path)?;
+    let text: String = match std::str::from_utf8(&bytes) {
+        Ok(s) if !s.contains('\r') => cut_chars(s, SEARCH_WINDOW_CHARS).to_string(),
+        _ => cut_chars(&decode_python_text(&bytes), SEARCH_WINDOW_CHARS).to_string(),
     };
-    let text = cut_chars(&text, SEARCH_WINDOW_CHARS);
-    let lowered: std::borrow::Cow<'_, str> = if text.is_ascii() {
-        let mut b = text.as_bytes().to_vec();
-        b.make_ascii_lowercase();
-        std::borrow::Cow::Owned(String::from_utf8(b).unwrap_or_default())
+    let lowered = if text.is_ascii() {
+        text.to_ascii_lowercase()
     } else {
-        std::borrow::Cow::Owned(text.to_lowercase())
+        text.to_lowercase()
     };
-    if !terms.iter().all(|t| memmem::find(lowered.as_bytes(), t.as_bytes()).is_some()) {
+    let trigrams = trigram_set(lowered.as_bytes());
+    let w = Arc::new(Window {
+        len,
+        modified,
+        text,
+        lowered,
+        trigrams,
+    });
+    if let Ok(mut c) = cache().lock() {
+        let size = w.text.len() + w.lowered.len() + TRIGRAM_WORDS * 8;
+        if c.bytes + size > WINDOW_CACHE_BYTES {
+            c.entries.clear();
+            c.bytes = 0;
+        }
+        if size <= WINDOW_CACHE_BYTES {
+            c.bytes += size;
+            if let Some(old) = c.entries.insert(path.to_path_buf(), w.clone()) {
+                c.bytes -= old.text.len() + old.lowered.len() + TRIGRAM_WORDS * 8;
+            }
+        }
+    }
+    Ok(w)
+}
+
+/// Returns the snippet if every term occurs in the file's window.
+fn match_file(path: &Path, terms: &[String]) -> Option<String> {
+    let w = window(path).ok()?;
+    if !terms.iter().all(|t| may_contain(&w.trigrams, t.as_bytes())) {
         return None;
     }
-    for line in python_lines(text) {
+    if !terms
+        .iter()
+        .all(|t| memmem::find(w.lowered.as_bytes(), t.as_bytes()).is_some())
+    {
+        return None;
+    }
+    for line in python_lines(&w.text) {
         let hit = if line.is_ascii() {
-            terms.iter().any(|t| contains_ascii_ci(line.as_bytes(), t.as_bytes()))
+            terms
+                .iter()
+                .any(|t| contains_ascii_ci(line.as_bytes(), t.as_bytes()))
         } else {
             let low = line.to_lowercase();
             terms.iter().any(|t| low.contains(t.as_str()))
         };
         if hit {
-            return Some(cap_observation(python_strip(line), SNIPPET_MAX_CHARS));
+            return Some(reference_truncate(python_strip(line), SNIPPET_LIMIT));
         }
     }
     Some(String::new())
@@ -221,7 +371,9 @@ fn contains_ascii_ci(haystack: &[u8], needle: &[u8]) -> bool {
     if !needle.is_ascii() {
         return false;
     }
-    haystack.windows(needle.len()).any(|w| w.eq_ignore_ascii_case(needle))
+    haystack
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle))
 }
 
 fn cut_chars(text: &str, max: usize) -> &str {
@@ -243,12 +395,15 @@ fn read_window(path: &Path) -> std::io::Result<Vec<u8>> {
     let mut bytes = vec![0u8; first];
     file.read_exact(&mut bytes)?;
     if len > first && (!bytes.is_ascii() || memchr::memchr(b'\r', &bytes).is_some()) {
-        (&mut file).take((SEARCH_WINDOW_CHARS * 8 - first) as u64).read_to_end(&mut bytes)?;
+        (&mut file)
+            .take((SEARCH_WINDOW_CHARS * 8 - first) as u64)
+            .read_to_end(&mut bytes)?;
     }
     Ok(bytes)
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
@@ -259,7 +414,12 @@ mod tests {
         let m = compile_glob("*.json").unwrap();
         assert!(m.is_match("a.json") && !m.is_match("data/a.json"));
         let m = compile_glob("data/event_reports/*").unwrap();
-        assert!(m.is_match("data/event_reports/a.html") && !m.is_match("data/event_reports/x/a.html"));
+        assert!(
+            m.is_match("data/event_reports/a.html") && !m.is_match("data/event_reports/x/a.html")
+        );
+        let m = compile_glob("**/*.{json,html}").unwrap();
+        assert!(!m.is_match("a.json") && m.is_match("a.{json,html}"));
+        assert!(compile_glob("**/*.html **/*.json").is_err());
     }
 
     #[test]

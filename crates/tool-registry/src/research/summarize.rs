@@ -4,7 +4,8 @@
 //! `{count, min, max, mean, p95}`. JSON/GeoJSON: `shape` (types to depth 3,
 //! first 30 keys, lists as `{type: "list", length, sample}`),
 //! `numeric_list_summaries` (up to 60 flattened numeric lists) and a
-//! 3,000-character `text_preview` (`reference-harness.md`).
+//! `text_preview`: the first 3,000 characters of the document re-serialised
+//! with two-space indentation (`reference-harness.md`).
 
 use super::text::decode_python_text;
 use super::{resolve_file, str_arg, suffix_of};
@@ -47,9 +48,8 @@ impl Tool for SummarizeTableOrJson {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Package-relative or release-relative path of a .csv, .json or .geojson file."}
-            },
-            "required": ["path"]
+                "path": {"type": "string", "default": "", "description": "(required) Package-relative or release-relative path of a .csv, .json or .geojson file."}
+            }
         })
     }
 
@@ -58,14 +58,19 @@ impl Tool for SummarizeTableOrJson {
         let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || summarize(&ctx, &path))
             .await
-            .unwrap_or_else(|e| super::tool_exception("summarize_table_or_json", "JoinError", &e.to_string()))
+            .unwrap_or_else(|e| {
+                super::tool_exception("summarize_table_or_json", "JoinError", &e.to_string())
+            })
     }
 }
 
 pub(crate) fn summarize(ctx: &ToolContext, path: &str) -> ToolOutput {
+    if path.trim().is_empty() {
+        return super::tool_exception("summarize_table_or_json", "ValueError", "path is required");
+    }
     let resolved = match resolve_file(ctx, "summarize_table_or_json", path) {
         Ok(r) => r,
-        Err(out) => return out,
+        Err(out) => return *out,
     };
     let release_path = ctx.release_path(&resolved.package_relative);
     let suffix = suffix_of(&resolved.package_relative);
@@ -78,7 +83,9 @@ pub(crate) fn summarize(ctx: &ToolContext, path: &str) -> ToolOutput {
     }
     let bytes = match std::fs::read(&resolved.absolute) {
         Ok(b) => b,
-        Err(e) => return super::tool_exception("summarize_table_or_json", "OSError", &e.to_string()),
+        Err(e) => {
+            return super::tool_exception("summarize_table_or_json", "OSError", &e.to_string())
+        }
     };
     let text = decode_python_text(&bytes);
     let output = if suffix == ".csv" {
@@ -87,7 +94,8 @@ pub(crate) fn summarize(ctx: &ToolContext, path: &str) -> ToolOutput {
         match summarize_json(&release_path, &text) {
             Ok(v) => v,
             Err(message) => {
-                let mut out = super::tool_exception("summarize_table_or_json", "JSONDecodeError", &message);
+                let mut out =
+                    super::tool_exception("summarize_table_or_json", "JSONDecodeError", &message);
                 out.evidence_files = vec![release_path];
                 return out;
             }
@@ -143,7 +151,7 @@ pub fn numeric_summary(values: &[f64]) -> Value {
     let mut sorted = values.to_vec();
     sorted.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
     let n = sorted.len();
-    let mean = values.iter().sum::<f64>() / n as f64;
+    let mean = fsum(values) / n as f64;
     let p95 = sorted[((0.95 * (n as f64 - 1.0)) as usize).min(n - 1)];
     json!({
         "count": n,
@@ -154,6 +162,59 @@ pub fn numeric_summary(values: &[f64]) -> Value {
     })
 }
 
+/// Correctly rounded sum (Shewchuk's algorithm, as Python's `math.fsum`);
+/// with the division below it gives `statistics.mean` on the recorded data.
+pub fn fsum(values: &[f64]) -> f64 {
+    let mut partials: Vec<f64> = Vec::new();
+    for &v in values {
+        let mut x = v;
+        let mut i = 0;
+        for j in 0..partials.len() {
+            let mut y = partials[j];
+            if x.abs() < y.abs() {
+                std::mem::swap(&mut x, &mut y);
+            }
+            let hi = x + y;
+            let lo = y - (hi - x);
+            if lo != 0.0 {
+                partials[i] = lo;
+                i += 1;
+            }
+            x = hi;
+        }
+        partials.truncate(i);
+        partials.push(x);
+    }
+    // Round the partials to one double, correcting for half-way cases.
+    let mut n = partials.len();
+    if n == 0 {
+        return 0.0;
+    }
+    n -= 1;
+    let mut hi = partials[n];
+    let mut lo = 0.0;
+    while n > 0 {
+        let x = hi;
+        n -= 1;
+        let y = partials[n];
+        hi = x + y;
+        let yr = hi - x;
+        lo = y - yr;
+        if lo != 0.0 {
+            break;
+        }
+    }
+    if n > 0 && ((lo < 0.0 && partials[n - 1] < 0.0) || (lo > 0.0 && partials[n - 1] > 0.0)) {
+        let y = lo * 2.0;
+        let x = hi + y;
+        let yr = x - hi;
+        if y == yr {
+            hi = x;
+        }
+    }
+    hi
+}
+
 fn collect_numeric_lists(value: &Value, prefix: &str, out: &mut Map<String, Value>) {
     if out.len() >= MAX_NUMERIC_LISTS {
         return;
@@ -161,13 +222,21 @@ fn collect_numeric_lists(value: &Value, prefix: &str, out: &mut Map<String, Valu
     match value {
         Value::Object(map) => {
             for (k, v) in map {
-                let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                let key = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
                 collect_numeric_lists(v, &key, out);
             }
         }
         Value::Array(items) if !items.is_empty() && items.iter().all(is_number) => {
             let values: Vec<f64> = items.iter().filter_map(Value::as_f64).collect();
-            let key = if prefix.is_empty() { "$".to_string() } else { prefix.to_string() };
+            let key = if prefix.is_empty() {
+                "$".to_string()
+            } else {
+                prefix.to_string()
+            };
             out.insert(key, numeric_summary(&values));
         }
         Value::Array(items) => {
@@ -183,10 +252,15 @@ fn collect_numeric_lists(value: &Value, prefix: &str, out: &mut Map<String, Valu
 }
 
 fn summarize_json(release_path: &str, text: &str) -> Result<Value, String> {
-    let value: Value = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| e.to_string())?;
+    let value: Value =
+        serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|e| e.to_string())?;
     let mut lists = Map::new();
     collect_numeric_lists(&value, "", &mut lists);
-    let preview: String = text.chars().take(TEXT_PREVIEW_CHARS).collect();
+    // The reference previews the re-serialised document, not the raw file.
+    let preview: String = crate::render::to_python_json_pretty(&value)
+        .chars()
+        .take(TEXT_PREVIEW_CHARS)
+        .collect();
     Ok(json!({
         "path": release_path,
         "type": "json",
@@ -197,7 +271,9 @@ fn summarize_json(release_path: &str, text: &str) -> Result<Value, String> {
 }
 
 fn summarize_csv(release_path: &str, text: &str) -> Value {
-    let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(text.as_bytes());
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
     let columns: Vec<String> = reader
         .headers()
         .map(|h| h.iter().map(str::to_string).collect())
@@ -212,7 +288,15 @@ fn summarize_csv(release_path: &str, text: &str) -> Value {
             let row: Map<String, Value> = columns
                 .iter()
                 .enumerate()
-                .map(|(i, c)| (c.clone(), record.get(i).map(|s| Value::String(s.into())).unwrap_or(Value::Null)))
+                .map(|(i, c)| {
+                    (
+                        c.clone(),
+                        record
+                            .get(i)
+                            .map(|s| Value::String(s.into()))
+                            .unwrap_or(Value::Null),
+                    )
+                })
                 .collect();
             samples.push(Value::Object(row));
         }
@@ -244,8 +328,15 @@ fn summarize_csv(release_path: &str, text: &str) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fsum_is_correctly_rounded() {
+        assert_eq!(fsum(&[0.1; 10]), 1.0);
+        assert_eq!(fsum(&[1e100, 1.0, -1e100]), 1.0);
+    }
 
     #[test]
     fn shape_matches_recorded_geojson() {
@@ -260,6 +351,9 @@ mod tests {
         );
         let mut lists = Map::new();
         collect_numeric_lists(&v, "", &mut lists);
-        assert_eq!(lists["geometry.coordinates[0][0]"], json!({"count": 2, "min": -58.225, "max": -21.725, "mean": -39.975, "p95": -58.225}));
+        assert_eq!(
+            lists["geometry.coordinates[0][0]"],
+            json!({"count": 2, "min": -58.225, "max": -21.725, "mean": -39.975, "p95": -58.225})
+        );
     }
 }

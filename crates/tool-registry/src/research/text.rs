@@ -31,7 +31,11 @@ pub enum ReadMode {
 
 /// Decides whether a file is read as text; returns the sniffed kind when the
 /// decision came from content rather than suffix.
-pub(crate) fn text_decision(mode: ReadMode, suffix: &str, absolute: &Path) -> Option<Option<FileKind>> {
+pub(crate) fn text_decision(
+    mode: ReadMode,
+    suffix: &str,
+    absolute: &Path,
+) -> Option<Option<FileKind>> {
     if is_text_suffix(suffix) {
         return Some(None);
     }
@@ -39,7 +43,13 @@ pub(crate) fn text_decision(mode: ReadMode, suffix: &str, absolute: &Path) -> Op
         return None;
     }
     match sniff_file(absolute) {
-        Ok(kind @ (FileKind::Json | FileKind::Html | FileKind::Xml | FileKind::Csv | FileKind::Text)) => Some(Some(kind)),
+        Ok(
+            kind @ (FileKind::Json
+            | FileKind::Html
+            | FileKind::Xml
+            | FileKind::Csv
+            | FileKind::Text),
+        ) => Some(Some(kind)),
         _ => None,
     }
 }
@@ -78,8 +88,7 @@ pub(crate) fn python_lines(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let mut iter = rest.char_indices();
-        while let Some((i, c)) = iter.next() {
+        for (i, c) in rest.char_indices() {
             let width = match c {
                 '\r' => {
                     if rest[i + 1..].starts_with('\n') {
@@ -88,7 +97,8 @@ pub(crate) fn python_lines(text: &str) -> impl Iterator<Item = &str> {
                         1
                     }
                 }
-                '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}' | '\u{2029}' => c.len_utf8(),
+                '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}'
+                | '\u{2029}' => c.len_utf8(),
                 _ => continue,
             };
             let line = &rest[..i];
@@ -107,6 +117,7 @@ pub(crate) fn python_strip(s: &str) -> &str {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
 
