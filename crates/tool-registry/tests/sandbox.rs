@@ -199,7 +199,7 @@ async fn escape_attempts_are_contained_and_recorded() {
             ));
         }
         assert!(
-            rec.duration < Duration::from_secs(6),
+            rec.duration < Duration::from_secs(10),
             "{name} took {:?}",
             rec.duration
         );
