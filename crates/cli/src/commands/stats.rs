@@ -25,6 +25,8 @@ use earthverse_stats_bootstrap::{
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -142,6 +144,10 @@ pub struct CompareArgs {
     /// the tasks all of them ran (instead of A and B).
     #[arg(long)]
     all_pairs: bool,
+    /// With `--all-pairs`: score a task a system did not run as a failure
+    /// (0) instead of keeping only the tasks every system ran.
+    #[arg(long)]
+    zero_fill: bool,
     /// Score compared.
     #[arg(long, value_enum, default_value = "core")]
     metric: MetricArg,
@@ -666,14 +672,27 @@ fn f2(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
 }
 
-fn print_leaderboard(rows: &[LeaderboardRow]) {
+/// Writes command output to stdout; a closed pipe (`| head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
+fn print_leaderboard(out: &mut String, rows: &[LeaderboardRow]) {
     let width = rows
         .iter()
         .map(|r| r.system.len())
         .max()
         .unwrap_or(6)
         .max(6);
-    println!(
+    let _ = writeln!(
+        out,
         "{:<width$} {:>5} {:>7} {:>7} {:>7} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8}",
         "System",
         "Runs",
@@ -691,7 +710,8 @@ fn print_leaderboard(rows: &[LeaderboardRow]) {
         "Tokens(k)"
     );
     for r in rows {
-        println!(
+        let _ = writeln!(
+            out,
             "{:<width$} {:>5} {:>7.2} {:>7.2} {:>7.2} {:>9.2} {:>8.2} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8}",
             r.system,
             r.runs,
@@ -713,6 +733,7 @@ fn print_leaderboard(rows: &[LeaderboardRow]) {
 
 /// Runs `earthverse leaderboard`.
 pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
+    let mut out = String::new();
     let loaded = load_sources(&args.sources)?;
     let rows = leaderboard(&loaded.outcomes)?;
     let slices = args
@@ -740,7 +761,7 @@ pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
         if let Some(s) = &slices {
             doc["slices"] = serde_json::to_value(s)?;
         }
-        println!("{}", serde_json::to_string_pretty(&doc)?);
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&doc)?);
     } else if let Some(table) = &slices {
         let width = table
             .rows
@@ -749,31 +770,38 @@ pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
             .max()
             .unwrap_or(6)
             .max(6);
-        print!("{:<width$}", "System");
+        let _ = write!(out, "{:<width$}", "System");
         for c in &table.columns {
-            print!(" {:>14}", earthverse_report::plots::short_capability(c));
+            let _ = write!(
+                out,
+                " {:>14}",
+                earthverse_report::plots::short_capability(c)
+            );
         }
-        println!();
+        let _ = writeln!(out);
         for row in &table.rows {
-            print!("{:<width$}", row.system);
+            let _ = write!(out, "{:<width$}", row.system);
             for cell in &row.cells {
-                print!(
+                let _ = write!(
+                    out,
                     " {:>14}",
                     cell.map_or("-".to_owned(), |c| format!("{:.2} ({})", c.core, c.n))
                 );
             }
-            println!();
+            let _ = writeln!(out);
         }
     } else {
-        print_leaderboard(&rows);
+        print_leaderboard(&mut out, &rows);
         if let Some(costs) = &costs {
-            println!("\nEvaluation cost (Table 11)");
-            println!(
+            let _ = writeln!(out, "\nEvaluation cost (Table 11)");
+            let _ = writeln!(
+                out,
                 "{:<24} {:>7} {:>14} {:>12} {:>12}",
                 "System", "Core", "Tokens/task(k)", "Price(USD/M)", "Cost(USD)"
             );
             for c in costs {
-                println!(
+                let _ = writeln!(
+                    out,
                     "{:<24} {:>7.2} {:>14.1} {:>12} {:>12.2}",
                     c.system,
                     c.core,
@@ -784,6 +812,7 @@ pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
             }
         }
     }
+    emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -814,8 +843,9 @@ fn as_condition(mut loaded: Loaded, name: &str, path: &Path) -> anyhow::Result<V
     Ok(loaded.outcomes)
 }
 
-fn print_delta(d: &PairedDelta, metric: &str) {
-    println!(
+fn print_delta(out: &mut String, d: &PairedDelta, metric: &str) {
+    let _ = writeln!(
+            out,
         "{} − {}: Δ{metric} = {:+.2}  {:.0}% CI [{:+.2}, {:+.2}]  (n = {} paired tasks, {} resamples, seed {}; means {:.2} vs {:.2})",
         d.a, d.b, d.delta, d.confidence * 100.0, d.ci_low, d.ci_high, d.n_tasks, d.resamples, d.seed, d.mean_a, d.mean_b
     );
@@ -823,6 +853,7 @@ fn print_delta(d: &PairedDelta, metric: &str) {
 
 /// Runs `earthverse compare`.
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let mut out = String::new();
     let config = BootstrapConfig {
         resamples: args.resamples,
         seed: args.seed,
@@ -844,8 +875,12 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         if pool.outcomes.is_empty() {
             bail!("--all-pairs needs --in FILE... or --from-recorded DIR");
         }
-        let scores =
-            PairedScores::from_outcomes(&pool.outcomes, None, metric, MissingPolicy::CommonTasks)?;
+        let policy = if args.zero_fill {
+            MissingPolicy::ZeroFill
+        } else {
+            MissingPolicy::CommonTasks
+        };
+        let scores = PairedScores::from_outcomes(&pool.outcomes, None, metric, policy)?;
         tracing::info!(tasks = scores.tasks().len(), "tasks shared by every system");
         all_pairs(&scores, &config)?
     } else {
@@ -894,15 +929,17 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         write_table(path, &deltas)?;
     }
     if args.json {
-        println!(
+        let _ = writeln!(
+            out,
             "{}",
             serde_json::to_string_pretty(&json!({ "metric": metric_name, "pairs": deltas }))?
         );
     } else {
         for d in &deltas {
-            print_delta(d, &metric_name);
+            print_delta(&mut out, d, &metric_name);
         }
     }
+    emit(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
