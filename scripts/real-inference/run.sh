@@ -10,6 +10,9 @@
 #                        `OpenAiCompatible` (example `chat`)
 #   run/                 one full task through `earthverse run --agent
 #                        openai:gemma-3-270m` (when the CLI has `run`)
+#   run-prose/           the same without JSON mode (kept from an earlier
+#                        run): the model answers in prose, the controller
+#                        repairs twice, the run ends with an error record
 # Not part of default CI: the llama.cpp build takes minutes and a 270M model
 # on CPU answers at a few tokens per second.
 set -euo pipefail
@@ -52,6 +55,9 @@ if cargo run -q -p earthverse-cli -- run --help > /dev/null 2>&1; then
   export EARTHVERSE_OPENAI_FOLD_SYSTEM=1
   # A 270M model on CPU: bound each reply and the research turns.
   export EARTHVERSE_OPENAI_MAX_TOKENS="${EARTHVERSE_OPENAI_MAX_TOKENS:-384}"
+  # The server's JSON grammar keeps the model inside the JSON protocol
+  # (EARTHVERSE_OPENAI_JSON_MODE=0 shows it answering in prose instead).
+  export EARTHVERSE_OPENAI_JSON_MODE="${EARTHVERSE_OPENAI_JSON_MODE:-1}"
   rm -rf "$OUT/run"
   cargo run -q -p earthverse-cli -- run "$DATA" --agent openai:gemma-3-270m \
     --tasks "$TASK" --concurrency 1 --out "$OUT/run" ${EARTHVERSE_RUN_ARGS:---max-turns 4 --quiet}
@@ -59,3 +65,9 @@ if cargo run -q -p earthverse-cli -- run --help > /dev/null 2>&1; then
 else
   echo "earthverse run not available: skipped the full-task run" >&2
 fi
+
+# Transcripts are committed: replace this machine's paths with placeholders.
+DATA_REAL="$(cd "$DATA" 2>/dev/null && pwd || echo "$DATA")"
+find "$OUT" -type f \( -name '*.json' -o -name '*.md' \) -print0 |
+  xargs -0 -r sed -i -e "s#$DATA_REAL#<data>#g" -e "s#$DATA#<data>#g" -e "s#$ROOT#<project>#g"
+rm -rf "$OUT"/run/*/*/scratch "$OUT"/run/*/*.lock

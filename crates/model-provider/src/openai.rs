@@ -40,6 +40,10 @@ pub struct OpenAiConfig {
     pub fold_system_into_user: bool,
     /// `max_tokens` sent when the request sets none (`None`: send none).
     pub default_max_tokens: Option<u32>,
+    /// Ask for a JSON object reply (`response_format`) on every request
+    /// without tools, even when the request does not set `json_mode`: small
+    /// local models need the server's JSON grammar to follow the protocol.
+    pub force_json_mode: bool,
 }
 
 impl OpenAiConfig {
@@ -61,6 +65,8 @@ impl OpenAiConfig {
             default_max_tokens: std::env::var("EARTHVERSE_OPENAI_MAX_TOKENS")
                 .ok()
                 .and_then(|v| v.trim().parse().ok()),
+            force_json_mode: std::env::var("EARTHVERSE_OPENAI_JSON_MODE")
+                .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes")),
         }
     }
 
@@ -74,6 +80,7 @@ impl OpenAiConfig {
             retry: RetryPolicy::default(),
             fold_system_into_user: false,
             default_max_tokens: None,
+            force_json_mode: false,
         }
     }
 }
@@ -145,7 +152,9 @@ impl OpenAiCompatible {
         if let Some(seed) = s.seed {
             body.insert("seed".into(), json!(seed));
         }
-        if request.json_mode {
+        let json_mode =
+            request.json_mode || (self.config.force_json_mode && request.tools.is_empty());
+        if json_mode {
             body.insert("response_format".into(), json!({"type": "json_object"}));
         }
         if !request.tools.is_empty() {
@@ -371,6 +380,17 @@ mod tests {
         assert_eq!(model.request_body(&request)["max_tokens"], 384);
         request.sampling.max_tokens = Some(10);
         assert_eq!(model.request_body(&request)["max_tokens"], 10);
+        assert!(model
+            .request_body(&request)
+            .get("response_format")
+            .is_none());
+        let mut config = OpenAiConfig::local("m", "http://127.0.0.1:1/v1");
+        config.force_json_mode = true;
+        let forced = OpenAiCompatible::new(config)?;
+        assert_eq!(
+            forced.request_body(&request)["response_format"],
+            json!({"type": "json_object"})
+        );
         Ok(())
     }
 }
