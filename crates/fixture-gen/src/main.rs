@@ -18,7 +18,7 @@
 //! 4. writes recorded runs of two fixture systems in the trajectory format of
 //!    `exploration/trajectories/<system>/<task>.json`.
 //!
-//! Usage: `cargo run -p earthverse-fixture-gen -- [FIXTURES_DIR] [--no-verify] [--python PATH]`
+//! Usage: `cargo run -p earthverse-fixture-gen --features full -- [FIXTURES_DIR] [--no-verify] [--python PATH]`
 
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Map, Value};
