@@ -121,7 +121,7 @@ pub struct Diagnostics {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
     /// Cost from the price table; `null` when no price is known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub cost_usd: Option<f64>,
     /// Why a failed run failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
