@@ -4,7 +4,12 @@
 //! end with the recorded final answer, and every recorded call of the
 //! reference file tools must give the recorded output text (`python_exec` is
 //! excluded: the release keeps only a preview of its code).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::field_reassign_with_default)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::field_reassign_with_default
+)]
 
 use earthverse_agent_controller::batch::{
     run_batch, Agent, AgentFactory, BatchSettings, NoProgress, TaskStatus,

@@ -5,7 +5,12 @@
 //! a reply slower than the research time, truncated JSON, a model that
 //! never calls final, a model that answers in prose, native tool calls —
 //! must end with a record on disk, and none may hang.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::field_reassign_with_default)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::field_reassign_with_default
+)]
 
 use earthverse_agent_controller::batch::{
     run_batch, Agent, AgentFactory, BatchSettings, NoProgress,
