@@ -54,6 +54,7 @@ pub mod authoring;
 mod error;
 pub mod evidence;
 pub mod labels;
+mod pdf_salvage;
 pub mod regenerate;
 pub mod release;
 pub mod run;

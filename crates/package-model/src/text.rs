@@ -5,9 +5,6 @@
 use crate::sniff::{sniff_bytes, FileKind};
 use std::path::Path;
 
-/// Width used when rendering HTML to text (wide, so lines are not wrapped).
-const HTML_RENDER_WIDTH: usize = 10_000;
-
 /// Extracts the readable text of `bytes` of the given kind. Images and
 /// other binaries give an empty string; a zip gives the list of its members.
 pub fn extract_text(bytes: &[u8], kind: FileKind) -> String {
@@ -35,20 +32,245 @@ pub fn lossy_utf8(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// HTML to plain text, dropping `<script>`, `<style>` and other non-content
-/// elements (via the `html2text` crate).
+/// HTML to plain text, dropping `<script>`, `<style>`, `<noscript>`,
+/// `<template>` and other raw-text elements, decoding character
+/// references, collapsing runs of whitespace and breaking lines at block
+/// elements. Built on the `html5ever` tokenizer (the WHATWG tokenizer of
+/// Servo) without building a tree, which is what makes it fast.
 pub fn html_to_text(bytes: &[u8]) -> String {
-    let rendered = std::panic::catch_unwind(|| {
-        html2text::config::plain()
-            .string_from_read(bytes, HTML_RENDER_WIDTH)
-            .ok()
-    });
+    let source = lossy_utf8(bytes);
+    let source = drop_raw_text_bodies(&source);
+    let rendered = std::panic::catch_unwind(|| html_tokens_to_text(&source));
     match rendered {
-        Ok(Some(text)) => text,
-        _ => {
-            tracing::warn!("HTML rendering failed; falling back to tag stripping");
-            strip_tags(&lossy_utf8(bytes))
+        Ok(text) => text,
+        Err(_) => {
+            tracing::warn!("HTML tokenizer panicked; falling back to tag stripping");
+            strip_tags(&source)
         }
+    }
+}
+
+/// Removes the bodies of `<script>` and `<style>` elements (keeping the
+/// tags) with a byte scan, so the tokenizer does not walk them character by
+/// character; pages of the release are often mostly inline script.
+fn drop_raw_text_bodies(source: &str) -> std::borrow::Cow<'_, str> {
+    let bytes = source.as_bytes();
+    let lower = bytes.to_ascii_lowercase();
+    let open_finder = memchr::memmem::Finder::new(b"<s");
+    let mut out: Option<String> = None;
+    let mut copied_to = 0;
+    let mut search_from = 0;
+    while let Some(found) = open_finder.find(&lower[search_from..]) {
+        let tag_start = search_from + found;
+        search_from = tag_start + 2;
+        let rest = &lower[tag_start + 1..];
+        let name: &[u8] = if rest.starts_with(b"script") {
+            b"script"
+        } else if rest.starts_with(b"style") {
+            b"style"
+        } else {
+            continue;
+        };
+        let after_name = tag_start + 1 + name.len();
+        match lower.get(after_name) {
+            Some(b) if b.is_ascii_whitespace() || *b == b'>' || *b == b'/' => {}
+            _ => continue,
+        }
+        let Some(tag_end) = memchr::memchr(b'>', &lower[after_name..]).map(|e| after_name + e + 1)
+        else {
+            break;
+        };
+        if lower[tag_end - 2] == b'/' {
+            search_from = tag_end;
+            continue;
+        }
+        let mut close = Vec::with_capacity(name.len() + 2);
+        close.extend_from_slice(b"</");
+        close.extend_from_slice(name);
+        let Some(close_at) = memchr::memmem::find(&lower[tag_end..], &close).map(|c| tag_end + c)
+        else {
+            break;
+        };
+        let buffer = out.get_or_insert_with(|| String::with_capacity(source.len()));
+        buffer.push_str(&source[copied_to..tag_end]);
+        copied_to = close_at;
+        search_from = close_at;
+    }
+    match out {
+        Some(mut buffer) => {
+            buffer.push_str(&source[copied_to..]);
+            std::borrow::Cow::Owned(buffer)
+        }
+        None => std::borrow::Cow::Borrowed(source),
+    }
+}
+
+fn html_tokens_to_text(source: &str) -> String {
+    use html5ever::tendril::StrTendril;
+    use html5ever::tokenizer::{BufferQueue, Tokenizer, TokenizerOpts, TokenizerResult};
+    let sink = HtmlTextSink {
+        out: std::cell::RefCell::new(String::with_capacity(source.len() / 3)),
+        skipping: std::cell::Cell::new(false),
+        pending_space: std::cell::Cell::new(false),
+    };
+    let tokenizer = Tokenizer::new(sink, TokenizerOpts::default());
+    let input = BufferQueue::default();
+    input.push_back(StrTendril::from_slice(source));
+    while let TokenizerResult::Script(()) = tokenizer.feed(&input) {}
+    tokenizer.end();
+    let mut text = tokenizer.sink.out.take();
+    let trimmed_len = text.trim_end().len();
+    text.truncate(trimmed_len);
+    text
+}
+
+struct HtmlTextSink {
+    out: std::cell::RefCell<String>,
+    skipping: std::cell::Cell<bool>,
+    pending_space: std::cell::Cell<bool>,
+}
+
+impl HtmlTextSink {
+    fn newline(&self) {
+        let mut out = self.out.borrow_mut();
+        let kept = out.trim_end_matches([' ', '\t']).len();
+        out.truncate(kept);
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        self.pending_space.set(false);
+    }
+
+    fn push_text(&self, text: &str) {
+        let mut out = self.out.borrow_mut();
+        let mut pending = self.pending_space.get();
+        for word in text.split(|c: char| c.is_whitespace()) {
+            if word.is_empty() {
+                pending = true;
+                continue;
+            }
+            if pending && !out.is_empty() && !out.ends_with('\n') {
+                out.push(' ');
+            }
+            out.push_str(word);
+            pending = true;
+        }
+        // `split` yields a last piece after the final separator; a text that
+        // does not end in whitespace leaves no pending space.
+        if !text.ends_with(|c: char| c.is_whitespace()) {
+            pending = false;
+        }
+        self.pending_space.set(pending);
+    }
+}
+
+/// Elements whose content is not text for a reader.
+fn is_skipped_element(name: &str) -> bool {
+    matches!(
+        name,
+        "script" | "style" | "noscript" | "template" | "iframe" | "noembed" | "noframes" | "xmp"
+    )
+}
+
+/// Elements that start and end a line.
+fn is_block_element(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "div"
+            | "br"
+            | "li"
+            | "ul"
+            | "ol"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "tr"
+            | "table"
+            | "thead"
+            | "tbody"
+            | "tfoot"
+            | "caption"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "footer"
+            | "section"
+            | "article"
+            | "aside"
+            | "nav"
+            | "main"
+            | "blockquote"
+            | "pre"
+            | "hr"
+            | "form"
+            | "fieldset"
+            | "figure"
+            | "figcaption"
+            | "address"
+            | "title"
+            | "option"
+            | "body"
+            | "html"
+            | "head"
+    )
+}
+
+impl html5ever::tokenizer::TokenSink for HtmlTextSink {
+    type Handle = ();
+
+    fn process_token(
+        &self,
+        token: html5ever::tokenizer::Token,
+        _line_number: u64,
+    ) -> html5ever::tokenizer::TokenSinkResult<()> {
+        use html5ever::tokenizer::states::RawKind;
+        use html5ever::tokenizer::{TagKind, Token, TokenSinkResult};
+        match token {
+            Token::TagToken(tag) => {
+                let name: &str = &tag.name;
+                match tag.kind {
+                    TagKind::StartTag => {
+                        if is_skipped_element(name) {
+                            if !tag.self_closing {
+                                self.skipping.set(true);
+                            }
+                            return TokenSinkResult::RawData(if name == "script" {
+                                RawKind::ScriptData
+                            } else {
+                                RawKind::Rawtext
+                            });
+                        }
+                        if is_block_element(name) {
+                            self.newline();
+                        } else if matches!(name, "td" | "th") {
+                            self.push_text(" ");
+                        }
+                        if matches!(name, "title" | "textarea") {
+                            return TokenSinkResult::RawData(RawKind::Rcdata);
+                        }
+                        if name == "plaintext" {
+                            return TokenSinkResult::Plaintext;
+                        }
+                    }
+                    TagKind::EndTag => {
+                        if is_skipped_element(name) {
+                            self.skipping.set(false);
+                        } else if is_block_element(name) {
+                            self.newline();
+                        } else if matches!(name, "td" | "th") {
+                            self.push_text(" ");
+                        }
+                    }
+                }
+            }
+            Token::CharacterTokens(text) if !self.skipping.get() => self.push_text(&text),
+            _ => {}
+        }
+        TokenSinkResult::Continue
     }
 }
 
@@ -96,21 +318,28 @@ fn push_line(out: &mut String, text: &str) {
     }
 }
 
-/// PDF to text via `pdf-extract`; a PDF the crate cannot read (or on which
-/// it panics) gives an empty string.
+/// PDF to text via `pdf-extract` (run under `catch_unwind`). When the crate
+/// cannot read the file (the release has PDFs cut short, without their
+/// cross-reference table) or finds no text, the content streams are
+/// salvaged directly: inflated and scanned for text operators.
 pub fn pdf_to_text(bytes: &[u8]) -> String {
     let owned = bytes.to_vec();
-    match std::panic::catch_unwind(move || pdf_extract::extract_text_from_mem(&owned)) {
+    let parsed = match std::panic::catch_unwind(move || pdf_extract::extract_text_from_mem(&owned))
+    {
         Ok(Ok(text)) => text,
         Ok(Err(e)) => {
-            tracing::warn!(error = %e, "PDF text extraction failed");
+            tracing::debug!(error = %e, "PDF parser failed; salvaging content streams");
             String::new()
         }
         Err(_) => {
-            tracing::warn!("PDF text extraction panicked");
+            tracing::warn!("PDF parser panicked; salvaging content streams");
             String::new()
         }
+    };
+    if !parsed.trim().is_empty() {
+        return parsed;
     }
+    std::panic::catch_unwind(|| crate::pdf_salvage::salvage_text(bytes)).unwrap_or_default()
 }
 
 fn zip_listing(bytes: &[u8]) -> String {
@@ -185,6 +414,20 @@ mod tests {
     }
 
     #[test]
+    fn html_blocks_entities_and_raw_text() {
+        let html = b"<title>T&eacute;st</title><div>one\n   two</div><p>three<br>four</p>\
+                     <table><tr><td>a</td><td>b</td></tr></table><noscript>no</noscript>\
+                     <script>if (a < b) { document.write('</div>x'); }</script>after";
+        let text = html_to_text(html);
+        assert_eq!(text, "T\u{e9}st\none two\nthree\nfour\na b\nafter");
+        assert_eq!(
+            html_to_text(b"plain &lt;text&gt; only"),
+            "plain <text> only"
+        );
+        assert_eq!(html_to_text(b""), "");
+    }
+
+    #[test]
     fn xml_text_and_fallback() {
         let xml = b"<?xml version=\"1.0\"?><rss><item><title>Quake &amp; tsunami</title><![CDATA[M7.8]]></item></rss>";
         let text = extract_text(xml, FileKind::Xml);
@@ -201,6 +444,10 @@ mod tests {
             "a\u{FFFD}b"
         );
         assert_eq!(extract_text(b"%PDF-1.4 garbage", FileKind::Pdf), "");
+        assert_eq!(
+            extract_text(b"%PDF-1.4 stream\nBT (salvaged) Tj ET", FileKind::Pdf),
+            "salvaged\n"
+        );
         assert_eq!(extract_text(b"\xFF\xD8\xFF", FileKind::Jpeg), "");
         assert_eq!(strip_tags("a<script>x</script>b<i>c</i>"), "a b c ");
     }
