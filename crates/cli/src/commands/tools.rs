@@ -1,15 +1,230 @@
-//! `earthverse tools` (not yet implemented).
+//! `earthverse tools`: list, call and replay research tools and domain
+//! operations (paper §3.4).
 
+use anyhow::Context as _;
+use earthverse_tool_registry::replay::{self, ReplayReport};
+use earthverse_tool_registry::{
+    PythonConfig, ReadMode, Registry, ResearchToolsConfig, SandboxPolicy, Tool, ToolContext,
+};
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+
+/// Prints a line to stdout, ending quietly when the reader went away
+/// (`earthverse tools list | head`).
+macro_rules! emit {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
 
 /// `earthverse tools` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub enum ToolsCommand {
-    /// List the registered tools.
-    List,
+    /// List the registered tools (research tools and domain operations).
+    List {
+        /// Print JSON (name, family, description, schema) instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call one tool on a package and print its envelope.
+    Call {
+        /// Tool name, e.g. `read_text_file`.
+        tool: String,
+        /// The event package directory (`.../packages/CSX-NNN`).
+        #[arg(long)]
+        package: PathBuf,
+        /// Arguments as a JSON object.
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// Scratch directory for `python_exec` (default: a fresh temporary directory).
+        #[arg(long)]
+        scratch: Option<PathBuf>,
+        /// Python interpreter for `python_exec` (e.g. a venv's `bin/python` with numpy).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Run Python WITHOUT the OS sandbox (explicit, logged opt-out).
+        #[arg(long)]
+        unsandboxed_python: bool,
+        /// Read only what the reference read (no content-sniffed text).
+        #[arg(long)]
+        reference_mode: bool,
+        /// Also print the call record (normalised args, status, timing, sandbox report).
+        #[arg(long)]
+        record: bool,
+    },
+    /// Re-execute every recorded tool call of the recorded runs against the
+    /// packages and compare with the recorded output.
+    Replay {
+        /// Release root (holding `packages/` and `exploration/`).
+        release: PathBuf,
+        /// Directory of recorded runs (default `<release>/exploration/trajectories`).
+        #[arg(long)]
+        runs: Option<PathBuf>,
+        /// Print the whole report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Every tool the CLI knows: the six research tools and the domain operations.
+fn all_tools(config: ResearchToolsConfig) -> Registry {
+    let mut registry = Registry::with_research_tools(config);
+    // Domain operations of earthverse-domain-ops.
+    for op in domain_operations() {
+        if let Err(err) = registry.register(op) {
+            tracing::warn!(%err, "skipping a domain operation");
+        }
+    }
+    registry
+}
+
+/// The single call site of the domain-ops catalogue.
+fn domain_operations() -> Vec<Arc<dyn Tool>> {
+    earthverse_domain_ops::all_operations()
 }
 
 /// Runs the command.
-pub fn run(_cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`earthverse tools` is not implemented yet")
+pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ToolsCommand::List { json } => {
+            let registry = all_tools(ResearchToolsConfig::default());
+            let defs = registry.definitions();
+            if json {
+                emit!("{}", serde_json::to_string_pretty(&defs)?);
+            } else {
+                for d in &defs {
+                    let family = serde_json::to_value(d.family)?
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string();
+                    let first = d.description.split(". ").next().unwrap_or("");
+                    emit!("{:<34} {:<20} {}", d.name, family, first);
+                }
+                emit!("{} tools", defs.len());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ToolsCommand::Call {
+            tool,
+            package,
+            args,
+            scratch,
+            python,
+            unsandboxed_python,
+            reference_mode,
+            record,
+        } => {
+            let args: serde_json::Value = serde_json::from_str(&args)
+                .with_context(|| format!("--args is not JSON: {args}"))?;
+            let mut python_config = PythonConfig::default();
+            if let Some(p) = python {
+                python_config.interpreter = p;
+            }
+            if unsandboxed_python {
+                python_config.policy = SandboxPolicy::Unsandboxed {
+                    reason: "--unsandboxed-python given on the command line".into(),
+                };
+            }
+            let config = ResearchToolsConfig {
+                python: python_config,
+                read_mode: if reference_mode {
+                    ReadMode::Reference
+                } else {
+                    ReadMode::Extended
+                },
+            };
+            let registry = all_tools(config);
+            let temp = tempfile_dir()?;
+            let scratch = scratch.unwrap_or_else(|| temp.clone());
+            std::fs::create_dir_all(&scratch)
+                .with_context(|| format!("creating {}", scratch.display()))?;
+            anyhow::ensure!(
+                package.is_dir(),
+                "package directory {} does not exist",
+                package.display()
+            );
+            let ctx = ToolContext::new(&package, &scratch);
+            let rt = tokio::runtime::Runtime::new()?;
+            let rec = rt.block_on(registry.call(&ctx, &tool, args));
+            if record {
+                emit!("{}", serde_json::to_string_pretty(&rec)?);
+            } else {
+                emit!(
+                    "{}",
+                    serde_json::to_string_pretty(&rec.envelope.envelope_json())?
+                );
+            }
+            let _ = std::fs::remove_dir_all(&temp);
+            Ok(if rec.envelope.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        ToolsCommand::Replay {
+            release,
+            runs,
+            json,
+        } => {
+            let report = replay::replay(&release, runs.as_deref())
+                .with_context(|| format!("replaying recorded runs of {}", release.display()))?;
+            if json {
+                emit!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print_replay(&report);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn tempfile_dir() -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("earthverse-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+fn print_replay(report: &ReplayReport) {
+    emit!(
+        "runs {}  calls {}  compared {}  identical {} ({:.2}%)  differing {}  skipped {}",
+        report.runs,
+        report.calls,
+        report.compared,
+        report.identical,
+        100.0 * report.identical_fraction(),
+        report.differing.len(),
+        report.skipped.len()
+    );
+    emit!("\nper tool (calls / compared / identical):");
+    for (tool, t) in &report.by_tool {
+        emit!(
+            "  {tool:<28} {:>6} {:>6} {:>6}",
+            t.calls,
+            t.compared,
+            t.identical
+        );
+    }
+    emit!("\ndifferences by category:");
+    for (c, n) in report.difference_categories() {
+        emit!("  {c:<20} {n}");
+    }
+    emit!("\nskipped by reason:");
+    for (r, n) in report.skip_reasons() {
+        emit!("  {n:>6}  {r}");
+    }
+    emit!("\ndifferences:");
+    for d in &report.differing {
+        emit!(
+            "  [{}] {}/{} step {:?} {} {}: {}",
+            d.category,
+            d.system,
+            d.task,
+            d.step,
+            d.tool,
+            d.args,
+            d.reason
+        );
+    }
 }
