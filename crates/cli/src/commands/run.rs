@@ -193,6 +193,9 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
+    // App. C.2: 60 s per Python call, from the same settings object.
+    let mut research_config = research_config;
+    research_config.python.limits.wall = settings.budgets.python_timeout;
     let factory = Arc::new(Factory {
         kind,
         tools: Arc::new(Registry::with_research_tools(research_config)),
