@@ -78,8 +78,20 @@ pub(crate) fn read(ctx: &ToolContext, mode: ReadMode, path: &str, max_chars: usi
             vec![release_path],
         );
     };
-    // Read one character more than needed to know whether to cut.
-    let (text, more) = match read_text_prefix(&resolved.absolute, max_chars.saturating_add(1)) {
+    // Read one character more than needed to know whether to cut; PDFs are
+    // extracted whole by package-model.
+    let pdf = earthverse_package_model::sniff::FileKind::Pdf;
+    let read = if sniffed == Some(pdf) {
+        std::fs::read(&resolved.absolute).map(|bytes| {
+            (
+                earthverse_package_model::text::extract_text(&bytes, pdf),
+                false,
+            )
+        })
+    } else {
+        read_text_prefix(&resolved.absolute, max_chars.saturating_add(1))
+    };
+    let (text, more) = match read {
         Ok(t) => t,
         Err(e) => return super::tool_exception("read_text_file", "OSError", &e.to_string()),
     };

@@ -142,7 +142,10 @@ pub fn search_package(ctx: &ToolContext, request: &SearchRequest, mode: ReadMode
     let candidates: Vec<&(String, PathBuf)> = files
         .iter()
         .filter(|(rel, abs)| {
-            matcher.is_match(rel) && text_decision(mode, &suffix_of(rel), abs).is_some()
+            // PDFs are extracted by read_text_file, not searched raw.
+            matcher.is_match(rel)
+                && matches!(text_decision(mode, &suffix_of(rel), abs),
+                    Some(kind) if kind != Some(earthverse_package_model::sniff::FileKind::Pdf))
         })
         .collect();
     let mut matches: Vec<(String, String)> = Vec::new();

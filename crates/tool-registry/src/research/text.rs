@@ -48,7 +48,8 @@ pub(crate) fn text_decision(
             | FileKind::Html
             | FileKind::Xml
             | FileKind::Csv
-            | FileKind::Text),
+            | FileKind::Text
+            | FileKind::Pdf),
         ) => Some(Some(kind)),
         _ => None,
     }
