@@ -6,7 +6,8 @@
 //! sniffing, text extraction and **safe evidence access** (the only way any
 //! other crate turns a model-supplied path into a file).
 //!
-//! Depends on no other earthverse crate.
+//! Depends on no other earthverse crate except `answer-units` (unit
+//! counting in [`validate`]).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
