@@ -705,64 +705,75 @@ fn matches_with_other_line_endings(path: &Path, exp: &Expectation) -> bool {
 /// Size and hex SHA-256 of a file's bytes after a line-ending conversion.
 fn hash_file_converted(path: &Path, mode: LineEndings) -> Result<(u64, String)> {
     let mut file = std::fs::File::open(path).map_err(|e| PackageError::io(path, e))?;
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; HASH_BUFFER_BYTES];
-    let mut total = 0u64;
-    // The last byte of the previous block (CR handling across blocks), and
-    // for ToLf a CR held back until we see whether LF follows.
-    let mut previous: u8 = 0;
-    let mut held_cr = false;
-    loop {
-        let n = file
-            .read(&mut buffer)
-            .map_err(|e| PackageError::io(path, e))?;
-        if n == 0 {
-            break;
+    HASH_BUFFER.with(|cell| {
+        let mut buffer = cell.borrow_mut();
+        if buffer.len() < HASH_BUFFER_BYTES {
+            buffer.resize(HASH_BUFFER_BYTES, 0);
         }
-        let block = &buffer[..n];
-        let mut start = 0;
-        for (i, &byte) in block.iter().enumerate() {
-            match mode {
-                LineEndings::ToCrlf => {
-                    let before = if i == 0 { previous } else { block[i - 1] };
-                    if byte == b'\n' && before != b'\r' {
-                        hasher.update(&block[start..i]);
-                        hasher.update(b"\r");
-                        total += (i - start) as u64 + 1;
-                        start = i;
-                    }
-                }
-                LineEndings::ToLf => {
-                    if held_cr {
-                        held_cr = false;
-                        if byte != b'\n' {
+        let mut hasher = Sha256::new();
+        let mut total = 0u64;
+        // The last byte of the previous block (CR handling across blocks), and
+        // for ToLf a CR held back until we see whether LF follows.
+        let mut previous: u8 = 0;
+        let mut held_cr = false;
+        loop {
+            let n = file
+                .read(&mut buffer)
+                .map_err(|e| PackageError::io(path, e))?;
+            if n == 0 {
+                break;
+            }
+            let block = &buffer[..n];
+            let mut start = 0;
+            for (i, &byte) in block.iter().enumerate() {
+                match mode {
+                    LineEndings::ToCrlf => {
+                        let before = if i == 0 { previous } else { block[i - 1] };
+                        if byte == b'\n' && before != b'\r' {
+                            hasher.update(&block[start..i]);
                             hasher.update(b"\r");
-                            total += 1;
+                            total += (i - start) as u64 + 1;
+                            start = i;
                         }
                     }
-                    if byte == b'\r' {
-                        hasher.update(&block[start..i]);
-                        total += (i - start) as u64;
-                        start = i + 1;
-                        held_cr = true;
+                    LineEndings::ToLf => {
+                        if held_cr {
+                            held_cr = false;
+                            if byte != b'\n' {
+                                hasher.update(b"\r");
+                                total += 1;
+                            }
+                        }
+                        if byte == b'\r' {
+                            hasher.update(&block[start..i]);
+                            total += (i - start) as u64;
+                            start = i + 1;
+                            held_cr = true;
+                        }
                     }
                 }
             }
+            hasher.update(&block[start..]);
+            total += (n - start) as u64;
+            previous = block[n - 1];
         }
-        hasher.update(&block[start..]);
-        total += (n - start) as u64;
-        previous = block[n - 1];
-    }
-    if held_cr {
-        hasher.update(b"\r");
-        total += 1;
-    }
-    Ok((total, hex::encode(hasher.finalize())))
+        if held_cr {
+            hasher.update(b"\r");
+            total += 1;
+        }
+        Ok((total, hex::encode(hasher.finalize())))
+    })
 }
 
 /// [`hash_file`] over many files in parallel (rayon's global pool), in order.
 pub fn hash_files_parallel(paths: &[PathBuf]) -> Vec<Result<(u64, String)>> {
     paths.par_iter().map(|p| hash_file(p)).collect()
+}
+
+thread_local! {
+    /// One read buffer per hashing thread, allocated once: a fresh 1 MiB
+    /// buffer per file costs more than hashing the release's many small files.
+    static HASH_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// The size and full lowercase hex SHA-256 of a file, read in 1 MiB blocks.
@@ -778,20 +789,25 @@ pub fn hash_file(path: &Path) -> Result<(u64, String)> {
             std::io::Error::other("not a regular file"),
         ));
     }
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; HASH_BUFFER_BYTES];
-    let mut total = 0u64;
-    loop {
-        let n = file
-            .read(&mut buffer)
-            .map_err(|e| PackageError::io(path, e))?;
-        if n == 0 {
-            break;
+    HASH_BUFFER.with(|cell| {
+        let mut buffer = cell.borrow_mut();
+        if buffer.len() < HASH_BUFFER_BYTES {
+            buffer.resize(HASH_BUFFER_BYTES, 0);
         }
-        total += n as u64;
-        hasher.update(&buffer[..n]);
-    }
-    Ok((total, hex::encode(hasher.finalize())))
+        let mut hasher = Sha256::new();
+        let mut total = 0u64;
+        loop {
+            let n = file
+                .read(&mut buffer[..])
+                .map_err(|e| PackageError::io(path, e))?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            hasher.update(&buffer[..n]);
+        }
+        Ok((total, hex::encode(hasher.finalize())))
+    })
 }
 
 #[cfg(test)]
