@@ -9,6 +9,8 @@
 //! (needs Debian's `gdal-bin`, `cdo` and `time`). Set `EV_BENCH_SMALL=1` for
 //! a quick run on 10× smaller inputs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use earthverse_domain_ops::operation;
 use earthverse_tool_registry::ToolContext;
 use serde_json::json;
@@ -32,16 +34,22 @@ fn make_geotiff(path: &Path, n: usize) {
     eprintln!("generating {n}×{n} float32 GeoTIFF …");
     let driver = gdal::DriverManager::get_driver_by_name("GTiff").expect("GTiff driver");
     let tmp = path.with_extension("tmp.tif");
-    let mut ds = driver.create_with_band_type::<f32, _>(&tmp, n, n, 1).expect("create");
-    ds.set_geo_transform(&[0.0, 0.001, 0.0, 10.0, 0.0, -0.001]).expect("transform");
+    let mut ds = driver
+        .create_with_band_type::<f32, _>(&tmp, n, n, 1)
+        .expect("create");
+    ds.set_geo_transform(&[0.0, 0.001, 0.0, 10.0, 0.0, -0.001])
+        .expect("transform");
     let mut band = ds.rasterband(1).expect("band");
     let rows = 256.min(n);
     let mut y = 0;
     while y < n {
         let h = rows.min(n - y);
-        let data: Vec<f32> = (0..n * h).map(|i| (((y * n + i) % 9973) as f32) * 0.01).collect();
+        let data: Vec<f32> = (0..n * h)
+            .map(|i| (((y * n + i) % 9973) as f32) * 0.01)
+            .collect();
         let mut buf = gdal::raster::Buffer::new((n, h), data);
-        band.write((0, y as isize), (n, h), &mut buf).expect("write");
+        band.write((0, y as isize), (n, h), &mut buf)
+            .expect("write");
         y += h;
     }
     drop(band);
@@ -59,13 +67,25 @@ fn make_netcdf(path: &Path, nt: usize, ny: usize, nx: usize) {
     f.add_dimension("time", nt).expect("dim");
     f.add_dimension("lat", ny).expect("dim");
     f.add_dimension("lon", nx).expect("dim");
-    let lats: Vec<f64> = (0..ny).map(|j| -89.875 + 180.0 * j as f64 / ny as f64).collect();
-    f.add_variable::<f64>("lat", &["lat"]).expect("lat").put_values(&lats, ..).expect("lat values");
+    let lats: Vec<f64> = (0..ny)
+        .map(|j| -89.875 + 180.0 * j as f64 / ny as f64)
+        .collect();
+    f.add_variable::<f64>("lat", &["lat"])
+        .expect("lat")
+        .put_values(&lats, ..)
+        .expect("lat values");
     let lons: Vec<f64> = (0..nx).map(|i| 360.0 * i as f64 / nx as f64).collect();
-    f.add_variable::<f64>("lon", &["lon"]).expect("lon").put_values(&lons, ..).expect("lon values");
-    let mut v = f.add_variable::<f32>("t2m", &["time", "lat", "lon"]).expect("var");
+    f.add_variable::<f64>("lon", &["lon"])
+        .expect("lon")
+        .put_values(&lons, ..)
+        .expect("lon values");
+    let mut v = f
+        .add_variable::<f32>("t2m", &["time", "lat", "lon"])
+        .expect("var");
     for t in 0..nt {
-        let slab: Vec<f32> = (0..ny * nx).map(|i| 250.0 + ((i + t * 7) % 600) as f32 * 0.1).collect();
+        let slab: Vec<f32> = (0..ny * nx)
+            .map(|i| 250.0 + ((i + t * 7) % 600) as f32 * 0.1)
+            .collect();
         v.put_values(&slab, (t, .., ..)).expect("slab");
     }
     drop(v);
@@ -76,12 +96,28 @@ fn make_netcdf(path: &Path, nt: usize, ny: usize, nx: usize) {
 /// Runs a command under `/usr/bin/time`, returning (seconds, peak RSS MiB).
 fn timed(cmd: &mut Command) -> (f64, f64) {
     let mut full = Command::new("/usr/bin/time");
-    full.arg("-f").arg("EVTIME %e %M").arg(cmd.get_program()).args(cmd.get_args());
+    full.arg("-f")
+        .arg("EVTIME %e %M")
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
     let out = full.output().expect("run under /usr/bin/time");
-    assert!(out.status.success(), "{:?} failed: {}", cmd, String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{:?} failed: {}",
+        cmd,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    let line = err.lines().rev().find(|l| l.starts_with("EVTIME")).expect("time output");
-    let parts: Vec<f64> = line.split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let line = err
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("EVTIME"))
+        .expect("time output");
+    let parts: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
     (parts[0], parts[1] / 1024.0)
 }
 
@@ -97,7 +133,10 @@ fn main() {
     if argv.get(1).map(String::as_str) == Some("--child") {
         match argv[2].as_str() {
             "raster" => child("raster_band_stats", json!({"path": "data/big.tif"})),
-            _ => child("netcdf_time_stat", json!({"path": "data/big.nc", "variable": "t2m", "stat": "mean"})),
+            _ => child(
+                "netcdf_time_stat",
+                json!({"path": "data/big.nc", "variable": "t2m", "stat": "mean"}),
+            ),
         }
         return;
     }
@@ -105,30 +144,63 @@ fn main() {
         return;
     }
     let dir = data_dir();
-    let (n, nt, ny, nx) = if small() { (1000, 36, 720, 144) } else { (10_000, 365, 720, 1440) };
+    let (n, nt, ny, nx) = if small() {
+        (1000, 36, 720, 144)
+    } else {
+        (10_000, 365, 720, 1440)
+    };
     let tif = dir.join("PKG/data/big.tif");
     let nc = dir.join("PKG/data/big.nc");
     make_geotiff(&tif, n);
     make_netcdf(&nc, nt, ny, nx);
     let me = std::env::current_exe().expect("exe");
-    println!("{:<44} {:>9} {:>11}", "run (whole process, best of 3)", "seconds", "peak MiB");
+    println!(
+        "{:<44} {:>9} {:>11}",
+        "run (whole process, best of 3)", "seconds", "peak MiB"
+    );
     let mut rows = Vec::new();
     for (label, mut cmd) in [
-        ("earthverse raster_band_stats", { let mut c = Command::new(&me); c.args(["--child", "raster"]); c }),
-        ("gdalinfo -stats", { let mut c = Command::new("gdalinfo"); c.arg("-stats").arg("-nomd").arg(&tif); c }),
-        ("earthverse netcdf_time_stat (mean)", { let mut c = Command::new(&me); c.args(["--child", "netcdf"]); c }),
-        ("cdo timmean", { let mut c = Command::new("cdo"); c.args(["-s", "-O", "timmean"]).arg(&nc).arg(dir.join("timmean.nc")); c }),
+        ("earthverse raster_band_stats", {
+            let mut c = Command::new(&me);
+            c.args(["--child", "raster"]);
+            c
+        }),
+        ("gdalinfo -stats", {
+            let mut c = Command::new("gdalinfo");
+            c.arg("-stats").arg("-nomd").arg(&tif);
+            c
+        }),
+        ("earthverse netcdf_time_stat (mean)", {
+            let mut c = Command::new(&me);
+            c.args(["--child", "netcdf"]);
+            c
+        }),
+        ("cdo timmean", {
+            let mut c = Command::new("cdo");
+            c.args(["-s", "-O", "timmean"])
+                .arg(&nc)
+                .arg(dir.join("timmean.nc"));
+            c
+        }),
     ] {
         // gdalinfo -stats caches statistics in an .aux.xml sidecar: remove it before each run
         let mut best = (f64::INFINITY, 0.0);
         for _ in 0..3 {
             let _ = std::fs::remove_file(tif.with_extension("tif.aux.xml"));
             let (s, m) = timed(&mut cmd);
-            if s < best.0 { best = (s, m); }
+            if s < best.0 {
+                best = (s, m);
+            }
         }
         println!("{label:<44} {:>9.3} {:>11.1}", best.0, best.1);
         rows.push(best);
     }
-    println!("ratio raster (ours / gdalinfo): {:.2}×", rows[0].0 / rows[1].0);
-    println!("ratio netcdf (ours / cdo):      {:.2}×", rows[2].0 / rows[3].0);
+    println!(
+        "ratio raster (ours / gdalinfo): {:.2}×",
+        rows[0].0 / rows[1].0
+    );
+    println!(
+        "ratio netcdf (ours / cdo):      {:.2}×",
+        rows[2].0 / rows[3].0
+    );
 }
