@@ -52,7 +52,6 @@ fn make_geotiff(path: &Path, n: usize) {
             .expect("write");
         y += h;
     }
-    drop(band);
     drop(ds);
     std::fs::rename(tmp, path).expect("rename");
 }
