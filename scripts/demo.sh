@@ -1,8 +1,29 @@
 #!/usr/bin/env bash
-# The main job of README.md on the bundled fixtures.
+# The main job of README.md on the bundled mini release (fixtures/release):
+# validate the release, run the deterministic baseline agent over every task,
+# score its runs and the release's recorded runs with the deterministic judge,
+# print the leaderboard and write the HTML report. Output goes to $1 (default
+# out/demo). No network, no model API.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+out="${1:-out/demo}"
 scripts/bootstrap.sh
 cargo build --release -p earthverse-cli --features full
 bin=target/release/earthverse
-$bin validate fixtures/release
+release=fixtures/release
+mkdir -p "$out"
+
+echo "== 1. validate the release (App. C.7 gates)"
+$bin validate "$release"
+
+echo "== 2. run the baseline agent on every task (App. C.2 budgets)"
+$bin run "$release" --agent baseline --out "$out/runs"
+
+echo "== 3. score the new runs and the recorded runs (deterministic judge, §4.1)"
+$bin score "$release" --runs "$out/runs" --out "$out/baseline-scores.jsonl" --restart
+$bin score "$release" --runs "$release/exploration/trajectories" --out "$out/recorded-scores.jsonl" --restart --compare-published
+
+echo "== 4. leaderboard (Table 2) and report"
+$bin leaderboard "$out/baseline-scores.jsonl" "$out/recorded-scores.jsonl"
+$bin report "$out/baseline-scores.jsonl" "$out/recorded-scores.jsonl" --html "$out/report.html"
+echo "report: $out/report.html"
