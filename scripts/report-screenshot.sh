@@ -107,7 +107,8 @@ for section, mark in expected.items():
             r, g, b = line[x * bpp:x * bpp + 3]
             if max(r, g, b) - min(r, g, b) > 40:
                 coloured += 1
-    ok = marks > 0 and coloured >= 100
+    # every data mark must put ink on the page: at least 30 coloured pixels a mark (capped at 100)
+    ok = marks > 0 and coloured >= min(100, 30 * marks)
     failed |= not ok
     print(f"{section:13s} <{mark}> marks in DOM: {marks:5d}; coloured pixels in its box "
           f"({bw}x{bh} at {x0},{y0}): {coloured:6d}  {'ok' if ok else 'FAIL'}")
