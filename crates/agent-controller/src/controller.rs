@@ -558,14 +558,19 @@ impl Controller {
                 run.model_calls.push(log);
                 Err(CallError::Deadline)
             }
-            Ok(Err(ProviderError::DeadlineExceeded { .. })) => {
+            Ok(Err(e @ ProviderError::DeadlineExceeded { .. })) => {
                 log.error = Some("provider: deadline exceeded".into());
+                log.retries = e.retries().to_vec();
+                run.notes.provider_retries += log.retries.len() as u32;
                 run.model_calls.push(log);
                 Err(CallError::Deadline)
             }
             Ok(Err(e)) => {
                 let message = e.to_string();
                 log.error = Some(message.clone());
+                // the retries made before the call failed stay visible in the record
+                log.retries = e.retries().to_vec();
+                run.notes.provider_retries += log.retries.len() as u32;
                 run.model_calls.push(log);
                 Err(CallError::Provider(message))
             }
