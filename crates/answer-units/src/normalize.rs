@@ -62,36 +62,36 @@ pub fn normalize_key(key: &str) -> String {
 /// assert_eq!(normalize_text("Peak ≥ 35.5 °C -- very-high"), "peak ge 35.5 c very high");
 /// ```
 pub fn normalize_text(text: &str) -> String {
-    let lowered = text
-        .to_lowercase()
-        .replace(">=", " ge ")
-        .replace('≥', " ge ")
-        .replace("<=", " le ")
-        .replace('≤', " le ");
-    let chars: Vec<char> = lowered
-        .chars()
-        .map(|c| {
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '%' | '+' | '-') {
-                c
-            } else {
-                ' '
-            }
-        })
-        .collect();
-    let mut out = String::with_capacity(chars.len());
+    let needs_ops = text.contains(['>', '<', '≥', '≤']);
+    let lowered = if needs_ops {
+        text.to_lowercase()
+            .replace(">=", " ge ")
+            .replace('≥', " ge ")
+            .replace("<=", " le ")
+            .replace('≤', " le ")
+    } else {
+        text.to_lowercase()
+    };
+    let keep = |c: char| {
+        c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '%' | '+' | '-')
+    };
+    let mut out = String::with_capacity(lowered.len());
     let mut last_space = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let c = if matches!(c, '.' | '-' | '+') {
-            let prev_digit = i > 0 && chars[i - 1].is_ascii_digit();
-            let next_digit = chars.get(i + 1).is_some_and(|n| n.is_ascii_digit());
+    let mut prev_digit = false;
+    let mut iter = lowered.chars().peekable();
+    while let Some(raw) = iter.next() {
+        let mapped = if keep(raw) { raw } else { ' ' };
+        let c = if matches!(mapped, '.' | '-' | '+') {
+            let next_digit = iter.peek().is_some_and(|n| n.is_ascii_digit());
             if prev_digit || next_digit {
-                c
+                mapped
             } else {
                 ' '
             }
         } else {
-            c
+            mapped
         };
+        prev_digit = raw.is_ascii_digit();
         if c == ' ' {
             if !last_space {
                 out.push(' ');

@@ -135,6 +135,7 @@ pub fn score_answer_text(gt: &Value, answer: &str, ctx: &ScoringContext) -> Unit
 /// Scores an already parsed answer.
 pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> UnitScore {
     let mut scorer = Scorer {
+        required_cache: Default::default(),
         nodes: Vec::new(),
         prose: None,
         ctx,
@@ -272,7 +273,12 @@ struct GtPos<'g> {
     depth: usize,
 }
 
+/// `is_required` answers by (raw key, normalised key).
+type RequiredCache = std::collections::HashMap<(Option<String>, Option<String>), bool>;
+
 struct Scorer<'a> {
+    /// `is_required` answers by ground-truth key (the same keys recur).
+    required_cache: std::cell::RefCell<RequiredCache>,
     nodes: Vec<Node<'a>>,
     prose: Option<ProseText>,
     ctx: &'a ScoringContext,
@@ -658,7 +664,16 @@ impl<'a> Scorer<'a> {
         matched: bool,
         why: String,
     ) -> UnitLedgerEntry {
-        let required = is_required(at.raw_key, at.key.as_deref(), &self.question);
+        let cache_key = (at.raw_key.map(str::to_owned), at.key.clone());
+        let cached = self.required_cache.borrow().get(&cache_key).copied();
+        let required = match cached {
+            Some(r) => r,
+            None => {
+                let r = is_required(at.raw_key, at.key.as_deref(), &self.question);
+                self.required_cache.borrow_mut().insert(cache_key, r);
+                r
+            }
+        };
         let expected = self.expected(value, at);
         let tolerance = matches!(value, Value::Number(_)).then_some(expected.abs_tolerance);
         UnitLedgerEntry {
