@@ -237,9 +237,11 @@ struct Window {
     modified: Option<std::time::SystemTime>,
     text: String,
     lowered: String,
-    /// Hashed trigrams of `lowered`: a term with a trigram absent here
-    /// cannot occur, so most non-matching files are rejected without a scan.
-    trigrams: Box<[u64; TRIGRAM_WORDS]>,
+    /// Hashed trigrams of `lowered`, built on the second search of the
+    /// file: a term with a trigram absent here cannot occur, so repeated
+    /// searches reject most non-matching files without a scan.
+    trigrams: OnceLock<Box<[u64; TRIGRAM_WORDS]>>,
+    searches: std::sync::atomic::AtomicU32,
 }
 
 const TRIGRAM_BITS: usize = 1 << 16;
@@ -310,18 +312,14 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
         Ok(s) if !s.contains('\r') => cut_chars(s, SEARCH_WINDOW_CHARS).to_string(),
         _ => cut_chars(&decode_python_text(&bytes), SEARCH_WINDOW_CHARS).to_string(),
     };
-    let lowered = if text.is_ascii() {
-        text.to_ascii_lowercase()
-    } else {
-        text.to_lowercase()
-    };
-    let trigrams = trigram_set(lowered.as_bytes());
+    let lowered = fast_lowercase(&text);
     let w = Arc::new(Window {
         len,
         modified,
         text,
         lowered,
-        trigrams,
+        trigrams: OnceLock::new(),
+        searches: std::sync::atomic::AtomicU32::new(0),
     });
     if let Ok(mut c) = cache().lock() {
         let size = w.text.len() + w.lowered.len() + TRIGRAM_WORDS * 8;
@@ -339,11 +337,43 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
     Ok(w)
 }
 
+/// Lower-cases like `str::to_lowercase` but copies ASCII runs byte-wise
+/// (HTML pages are mostly ASCII with a few non-ASCII characters).
+fn fast_lowercase(text: &str) -> String {
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while !rest.is_empty() {
+        let ascii = rest.bytes().position(|b| b >= 0x80).unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(ascii);
+        out.push_str(&run.to_ascii_lowercase());
+        rest = tail;
+        // Then the non-ASCII run, lower-cased with Unicode rules.
+        let end = rest
+            .char_indices()
+            .find(|(_, c)| c.is_ascii())
+            .map(|(i, _)| i)
+            .unwrap_or(rest.len());
+        let (run, tail) = rest.split_at(end);
+        out.push_str(&run.to_lowercase());
+        rest = tail;
+    }
+    out
+}
+
 /// Returns the snippet if every term occurs in the file's window.
 fn match_file(path: &Path, terms: &[String]) -> Option<String> {
     let w = window(path).ok()?;
-    if !terms.iter().all(|t| may_contain(&w.trigrams, t.as_bytes())) {
-        return None;
+    let seen = w
+        .searches
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if seen >= 1 {
+        let set = w.trigrams.get_or_init(|| trigram_set(w.lowered.as_bytes()));
+        if !terms.iter().all(|t| may_contain(set, t.as_bytes())) {
+            return None;
+        }
     }
     if !terms
         .iter()
@@ -423,6 +453,13 @@ mod tests {
         let m = compile_glob("**/*.{json,html}").unwrap();
         assert!(!m.is_match("a.json") && m.is_match("a.{json,html}"));
         assert!(compile_glob("**/*.html **/*.json").is_err());
+    }
+
+    #[test]
+    fn fast_lowercase_matches_std() {
+        for s in ["Hello WORLD", "Ünïcödé ÅND ascii", "İstanbul", "ΟΔΟΣ x", ""] {
+            assert_eq!(fast_lowercase(s), s.to_lowercase(), "{s}");
+        }
     }
 
     #[test]
