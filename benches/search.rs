@@ -9,7 +9,9 @@
 //! Reads the dev slice from `EARTHVERSE_DATA` (default
 //! `../shared/earthverse-dev/data`); prints a note and exits when absent.
 
-use earthverse_tool_registry::research::{clear_window_cache, search_package, ReadMode, SearchRequest};
+use earthverse_tool_registry::research::{
+    clear_window_cache, search_package, ReadMode, SearchRequest,
+};
 use earthverse_tool_registry::{PythonConfig, Registry, ResearchToolsConfig, ToolContext};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,7 +24,9 @@ const TEXT_GLOB: &str = "*.{json,csv,md,txt,html,htm,xml,geojson,yml,yaml}";
 fn data_dir() -> PathBuf {
     std::env::var_os("EARTHVERSE_DATA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/earthverse-dev/data"))
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/earthverse-dev/data")
+        })
 }
 
 fn ms(d: Duration) -> f64 {
@@ -49,7 +53,9 @@ fn ours_all(packages: &[PathBuf], request: &SearchRequest) -> usize {
         .iter()
         .map(|p| {
             let ctx = ToolContext::new(p, std::env::temp_dir());
-            search_package(&ctx, request, ReadMode::Reference).output["match_count"].as_u64().unwrap_or(0) as usize
+            search_package(&ctx, request, ReadMode::Reference).output["match_count"]
+                .as_u64()
+                .unwrap_or(0) as usize
         })
         .sum()
 }
@@ -58,8 +64,15 @@ fn text_bytes(dir: &Path) -> u64 {
     walk(dir)
         .iter()
         .filter(|p| {
-            let s = p.extension().and_then(|e| e.to_str()).unwrap_or("").to_lowercase();
-            ["json", "csv", "md", "txt", "html", "htm", "xml", "geojson", "yml", "yaml"].contains(&s.as_str())
+            let s = p
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("")
+                .to_lowercase();
+            [
+                "json", "csv", "md", "txt", "html", "htm", "xml", "geojson", "yml", "yaml",
+            ]
+            .contains(&s.as_str())
         })
         .filter_map(|p| std::fs::metadata(p).ok().map(|m| m.len()))
         .sum()
@@ -87,16 +100,27 @@ fn main() {
     let data = data_dir();
     let packages_dir = data.join("packages/event_packages/standard_event_packages/packages");
     if !packages_dir.is_dir() {
-        println!("search bench: dev slice not found at {} (set EARTHVERSE_DATA); nothing measured", data.display());
+        println!(
+            "search bench: dev slice not found at {} (set EARTHVERSE_DATA); nothing measured",
+            data.display()
+        );
         return;
     }
-    let mut packages: Vec<PathBuf> = std::fs::read_dir(&packages_dir).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    let mut packages: Vec<PathBuf> = std::fs::read_dir(&packages_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
     packages.sort();
     let one = packages_dir.join(ONE_PACKAGE);
     let one_ctx = ToolContext::new(&one, std::env::temp_dir());
     let request = SearchRequest::new(QUERY);
     println!("search_package_files benchmark, query {QUERY:?}");
-    println!("one package {ONE_PACKAGE}: {:.2} MB of text files", text_bytes(&one) as f64 / 1e6);
+    println!(
+        "one package {ONE_PACKAGE}: {:.2} MB of text files",
+        text_bytes(&one) as f64 / 1e6
+    );
 
     // One package: cold (our window cache emptied; OS page cache warm) and warm.
     let _ = search_package(&one_ctx, &request, ReadMode::Reference);
@@ -109,7 +133,10 @@ fn main() {
         let _ = search_package(&one_ctx, &request, ReadMode::Reference);
     });
     let rg_one = time_n(30, || {
-        let _ = Command::new("rg").args(["-i", "-F", "-l", "-g", TEXT_GLOB, "--", QUERY]).arg(&one).output();
+        let _ = Command::new("rg")
+            .args(["-i", "-F", "-l", "-g", TEXT_GLOB, "--", QUERY])
+            .arg(&one)
+            .output();
     });
     println!("  ours, warm call (window cache hit):     {warm:8.3} ms");
     println!("  ours, cold call (cache emptied):        {cold:8.3} ms");
@@ -120,33 +147,74 @@ fn main() {
     let mut n_ours = 0;
     let all_cold = time_n(5, || {
         clear_window_cache();
-        n_ours = ours_all(&packages, &SearchRequest { max_matches: 100_000, ..SearchRequest::new(QUERY) });
+        n_ours = ours_all(
+            &packages,
+            &SearchRequest {
+                max_matches: 100_000,
+                ..SearchRequest::new(QUERY)
+            },
+        );
     });
     let all_warm = time_n(5, || {
-        n_ours = ours_all(&packages, &SearchRequest { max_matches: 100_000, ..SearchRequest::new(QUERY) });
+        n_ours = ours_all(
+            &packages,
+            &SearchRequest {
+                max_matches: 100_000,
+                ..SearchRequest::new(QUERY)
+            },
+        );
     });
     let mut n_rg = 0;
     let rg_all = time_n(5, || {
-        let out = Command::new("rg").args(["-i", "-F", "-l", "-g", TEXT_GLOB, "--", QUERY]).arg(&packages_dir).output();
-        n_rg = out.map(|o| o.stdout.iter().filter(|b| **b == b'\n').count()).unwrap_or(0);
+        let out = Command::new("rg")
+            .args(["-i", "-F", "-l", "-g", TEXT_GLOB, "--", QUERY])
+            .arg(&packages_dir)
+            .output();
+        n_rg = out
+            .map(|o| o.stdout.iter().filter(|b| **b == b'\n').count())
+            .unwrap_or(0);
     });
-    println!("all {} packages: {:.1} MB of text files", packages.len(), total as f64 / 1e6);
+    println!(
+        "all {} packages: {:.1} MB of text files",
+        packages.len(),
+        total as f64 / 1e6
+    );
     println!("  ours, cold (reads <= 300,000 chars/file): {all_cold:8.1} ms  ({:.2} GB/s of text files) matches {n_ours}", total as f64 / all_cold / 1e6);
     println!("  ours, warm:                               {all_warm:8.1} ms");
-    println!("  rg (reads whole files):                   {rg_all:8.1} ms  ({:.2} GB/s) files {n_rg}", total as f64 / rg_all / 1e6);
-    println!("  ratio ours cold / rg:                     {:8.2}x", all_cold / rg_all);
+    println!(
+        "  rg (reads whole files):                   {rg_all:8.1} ms  ({:.2} GB/s) files {n_rg}",
+        total as f64 / rg_all / 1e6
+    );
+    println!(
+        "  ratio ours cold / rg:                     {:8.2}x",
+        all_cold / rg_all
+    );
 
     // The reference Python implementation, in-process timing.
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("search_reference.py");
-    match Command::new("python3").arg(&script).arg(&packages_dir).arg(ONE_PACKAGE).arg(QUERY).arg("20").output() {
+    match Command::new("python3")
+        .arg(&script)
+        .arg(&packages_dir)
+        .arg(ONE_PACKAGE)
+        .arg(QUERY)
+        .arg("20")
+        .output()
+    {
         Ok(out) if out.status.success() => {
             let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
             let py_one = v["one_package_ms"].as_f64().unwrap_or(f64::NAN);
             let py_all = v["all_packages_ms"].as_f64().unwrap_or(f64::NAN);
             println!("reference Python (in-process): one package {py_one:.3} ms/call, all packages {py_all:.1} ms, matches {}", v["matches_all"]);
-            println!("  speed-up one package, warm: {:.1}x; all packages, cold: {:.1}x", py_one / warm, py_all / all_cold);
+            println!(
+                "  speed-up one package, warm: {:.1}x; all packages, cold: {:.1}x",
+                py_one / warm,
+                py_all / all_cold
+            );
         }
-        Ok(out) => println!("reference Python failed: {}", String::from_utf8_lossy(&out.stderr)),
+        Ok(out) => println!(
+            "reference Python failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
         Err(e) => println!("reference Python not run: {e}"),
     }
 
@@ -154,30 +222,41 @@ fn main() {
 }
 
 fn sandbox_overhead(package: &Path) {
-    let probe = Command::new("python3").args(["-c", "import sys; print(sys.executable)"]).output();
+    let probe = Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output();
     let Ok(probe) = probe else {
         println!("python3 not found; sandbox overhead not measured");
         return;
     };
     let python = PathBuf::from(String::from_utf8_lossy(&probe.stdout).trim().to_string());
     let plain = time_n(15, || {
-        let _ = Command::new(&python).args(["-I", "-u", "-c", "pass"]).output();
+        let _ = Command::new(&python)
+            .args(["-I", "-u", "-c", "pass"])
+            .output();
     });
     let scratch = std::env::temp_dir().join(format!("earthverse-bench-{}", std::process::id()));
     let _ = std::fs::create_dir_all(&scratch);
     let registry = Registry::with_research_tools(ResearchToolsConfig {
-        python: PythonConfig { interpreter: python.clone(), ..PythonConfig::default() },
+        python: PythonConfig {
+            interpreter: python.clone(),
+            ..PythonConfig::default()
+        },
         ..ResearchToolsConfig::default()
     });
     let ctx = ToolContext::new(package, &scratch);
-    let Ok(rt) = tokio::runtime::Runtime::new() else { return };
-    let first = rt.block_on(registry.call(&ctx, "python_exec", serde_json::json!({"code": "pass"})));
+    let Ok(rt) = tokio::runtime::Runtime::new() else {
+        return;
+    };
+    let first =
+        rt.block_on(registry.call(&ctx, "python_exec", serde_json::json!({"code": "pass"})));
     if first.sandbox.as_ref().is_none_or(|s| !s.sandboxed) {
         println!("python sandbox unavailable ({:?}); build the helper: cargo build --release -p earthverse-tool-registry --bin earthverse-sandbox", first.sandbox.and_then(|s| s.refused));
         return;
     }
     let sandboxed = time_n(15, || {
-        let _ = rt.block_on(registry.call(&ctx, "python_exec", serde_json::json!({"code": "pass"})));
+        let _ =
+            rt.block_on(registry.call(&ctx, "python_exec", serde_json::json!({"code": "pass"})));
     });
     println!("python start-up: plain {plain:.1} ms, sandboxed python_exec call {sandboxed:.1} ms, sandbox overhead {:.1} ms", sandboxed - plain);
     let _ = std::fs::remove_dir_all(&scratch);
