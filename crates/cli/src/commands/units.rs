@@ -6,7 +6,9 @@ use earthverse_answer_units::{
     agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
     strict_at_95, Agreement, RunPair, ScoringContext, UnitLedgerEntry,
 };
-use earthverse_package_model::{load_recorded_runs_with_errors, Release, Task, ToleranceRule};
+use earthverse_package_model::{
+    load_recorded_runs_with_errors, RecordedRunEntry, Release, Task, ToleranceRule,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -182,41 +184,40 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
     for task in release.tasks() {
         contexts.insert(task.task_id.as_str(), (task, context_for(task)?));
     }
-    let mut runs = Vec::with_capacity(entries.len());
+    // Scoring is pure: score the runs on all cores, in order-preserving chunks.
+    let mut known = Vec::with_capacity(entries.len());
     for entry in &entries {
-        let Some((task, ctx)) = contexts.get(entry.task_id.as_str()) else {
-            skipped.push(format!(
+        match contexts.get(entry.task_id.as_str()) {
+            Some((task, ctx)) => known.push((entry, *task, ctx)),
+            None => skipped.push(format!(
                 "{}: task {} is not in the release",
                 entry.path.display(),
                 entry.task_id
-            ));
-            continue;
-        };
-        let score = score_answer(&task.ground_truth.primary_gt, &entry.run.final_answer, ctx);
-        let scores = &entry.run.scores;
-        runs.push(RunUnits {
-            system: entry.system_id.clone(),
-            task_id: entry.task_id.clone(),
-            event_id: task.event_id.clone(),
-            half: if is_tuning_event(&task.event_id) {
-                "tuning"
-            } else {
-                "held_out"
-            },
-            u_all: score.u_all,
-            u_required: score.u_required,
-            u_required_leaves: score.u_required_leaves,
-            units_total: score.units_total,
-            units_matched: score.units_matched,
-            units_counted: score.units_counted,
-            units_counted_matched: score.units_counted_matched,
-            published_unit_accuracy: scores.unit_accuracy,
-            published_units_total: scores.answer_units_total,
-            published_units_correct: scores.answer_units_correct,
-            parse_shape: score.parse.shape,
-            ledger: args.ledger.then_some(score.ledger),
-        });
+            )),
+        }
     }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = known.len().div_ceil(workers).max(1);
+    let with_ledger = args.ledger;
+    let runs: Vec<RunUnits> = std::thread::scope(|scope| {
+        let handles: Vec<_> = known
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(entry, task, ctx)| score_run(entry, task, ctx, with_ledger))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
     let pairs = |half: Option<&str>, all_reading: bool| -> Vec<RunPair> {
         runs.iter()
             .filter(|r| half.is_none_or(|h| r.half == h))
@@ -248,6 +249,38 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
     }
     print_runs(&report, args.ledger);
     Ok(ExitCode::SUCCESS)
+}
+
+fn score_run(
+    entry: &RecordedRunEntry,
+    task: &Task,
+    ctx: &ScoringContext,
+    with_ledger: bool,
+) -> RunUnits {
+    let score = score_answer(&task.ground_truth.primary_gt, &entry.run.final_answer, ctx);
+    let scores = &entry.run.scores;
+    RunUnits {
+        system: entry.system_id.clone(),
+        task_id: entry.task_id.clone(),
+        event_id: task.event_id.clone(),
+        half: if is_tuning_event(&task.event_id) {
+            "tuning"
+        } else {
+            "held_out"
+        },
+        u_all: score.u_all,
+        u_required: score.u_required,
+        u_required_leaves: score.u_required_leaves,
+        units_total: score.units_total,
+        units_matched: score.units_matched,
+        units_counted: score.units_counted,
+        units_counted_matched: score.units_counted_matched,
+        published_unit_accuracy: scores.unit_accuracy,
+        published_units_total: scores.answer_units_total,
+        published_units_correct: scores.answer_units_correct,
+        parse_shape: score.parse.shape,
+        ledger: with_ledger.then_some(score.ledger),
+    }
 }
 
 fn print_runs(report: &RunsReport, ledger: bool) {
