@@ -20,7 +20,8 @@ fn context(task: &Task) -> ScoringContext {
 /// (not the package model's), every non-container value counting one.
 fn independent_count(task_file: &std::path::Path) -> usize {
     let bytes = std::fs::read(task_file).unwrap_or_else(|e| panic!("{}: {e}", task_file.display()));
-    let task: Value = serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", task_file.display()));
+    let task: Value =
+        serde_json::from_slice(&bytes).unwrap_or_else(|e| panic!("{}: {e}", task_file.display()));
     let mut stack = vec![&task["ground_truth"]["primary_gt"]];
     let mut count = 0;
     while let Some(v) = stack.pop() {
@@ -44,7 +45,12 @@ fn unit_counts_match_an_independent_count() {
         let expected = independent_count(&file);
         let gt = &task.ground_truth.primary_gt;
         assert_eq!(count_units(gt), expected, "count_units of {}", task.task_id);
-        assert_eq!(decompose(gt, &context(task)).len(), expected, "decompose of {}", task.task_id);
+        assert_eq!(
+            decompose(gt, &context(task)).len(),
+            expected,
+            "decompose of {}",
+            task.task_id
+        );
         total += expected;
     }
     println!(
@@ -62,11 +68,24 @@ fn the_ground_truth_as_answer_scores_100_on_every_task() {
         let gt = &task.ground_truth.primary_gt;
         let ctx = context(task);
         let as_text = serde_json::to_string_pretty(gt).expect("serialises");
-        for answer in [gt.clone(), json!(as_text), json!(format!("Final answer:\n```json\n{as_text}\n```\nDone."))] {
+        for answer in [
+            gt.clone(),
+            json!(as_text),
+            json!(format!("Final answer:\n```json\n{as_text}\n```\nDone.")),
+        ] {
             let score = score_answer(gt, &answer, &ctx);
             assert_eq!(score.units_total, count_units(gt), "{}", task.task_id);
-            let missed: Vec<_> = score.ledger.iter().filter(|e| !e.matched).map(|e| (&e.path, &e.why)).collect();
-            assert_eq!(score.u_all, 100.0, "{} u_all; missed {missed:?}", task.task_id);
+            let missed: Vec<_> = score
+                .ledger
+                .iter()
+                .filter(|e| !e.matched)
+                .map(|e| (&e.path, &e.why))
+                .collect();
+            assert_eq!(
+                score.u_all, 100.0,
+                "{} u_all; missed {missed:?}",
+                task.task_id
+            );
             assert_eq!(score.u_required, 100.0, "{} u_required", task.task_id);
         }
     }
@@ -87,10 +106,24 @@ fn agreement_with_the_published_judge() {
     assert_eq!(runs.len(), 817, "the dev slice has 817 recorded runs");
     let (mut tuning, mut held_out, mut all) = (Vec::new(), Vec::new(), Vec::new());
     for entry in &runs {
-        let task = release.task(&entry.task_id).unwrap_or_else(|| panic!("task {} of {}", entry.task_id, entry.path.display()));
-        let published = entry.run.scores.unit_accuracy.unwrap_or_else(|| panic!("unit_accuracy in {}", entry.path.display()));
-        let score = score_answer(&task.ground_truth.primary_gt, &entry.run.final_answer, &context(task));
-        let pair = RunPair { system: entry.system_id.clone(), ours: score.u_required, published };
+        let task = release
+            .task(&entry.task_id)
+            .unwrap_or_else(|| panic!("task {} of {}", entry.task_id, entry.path.display()));
+        let published = entry
+            .run
+            .scores
+            .unit_accuracy
+            .unwrap_or_else(|| panic!("unit_accuracy in {}", entry.path.display()));
+        let score = score_answer(
+            &task.ground_truth.primary_gt,
+            &entry.run.final_answer,
+            &context(task),
+        );
+        let pair = RunPair {
+            system: entry.system_id.clone(),
+            ours: score.u_required,
+            published,
+        };
         if is_tuning_event(&task.event_id) {
             tuning.push(pair.clone());
         } else {
@@ -103,7 +136,10 @@ fn agreement_with_the_published_judge() {
     show("held-out", &h);
     show("all", &a);
     for s in &a.per_system {
-        println!("  {:<24} {:3} ours {:6.2} published {:6.2}", s.system, s.runs, s.ours, s.published);
+        println!(
+            "  {:<24} {:3} ours {:6.2} published {:6.2}",
+            s.system, s.runs, s.ours, s.published
+        );
     }
     // Measured 2026-12-02: held-out MAE 9.67, Pearson 0.876, within10 63.2%;
     // all runs MAE 10.82, Pearson 0.860. Asserted a little below.
@@ -115,7 +151,17 @@ fn agreement_with_the_published_judge() {
     // Per-system means: systems with at least 10 runs within 6 points, and
     // the means correlate (systems with 4–6 runs are noisier; see the report).
     for s in a.per_system.iter().filter(|s| s.runs >= 10) {
-        assert!((s.ours - s.published).abs() <= 6.0, "{} mean {} vs {}", s.system, s.ours, s.published);
+        assert!(
+            (s.ours - s.published).abs() <= 6.0,
+            "{} mean {} vs {}",
+            s.system,
+            s.ours,
+            s.published
+        );
     }
-    assert!(a.system_pearson >= 0.95, "per-system r {}", a.system_pearson);
+    assert!(
+        a.system_pearson >= 0.95,
+        "per-system r {}",
+        a.system_pearson
+    );
 }

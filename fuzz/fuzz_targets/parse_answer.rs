@@ -10,7 +10,8 @@ fuzz_target!(|data: &[u8]| {
     let parsed = parse_answer_text(&text);
     // Prose keeps the whole text visible (unless it was a JSON-encoded string,
     // which is unwrapped first).
-    let json_string = serde_json::from_str::<serde_json::Value>(text.trim()).is_ok_and(|v| v.is_string());
+    let json_string =
+        serde_json::from_str::<serde_json::Value>(text.trim()).is_ok_and(|v| v.is_string());
     if parsed.report.shape == AnswerShape::Prose && !json_string {
         assert_eq!(parsed.report.remainder, text.trim());
     }

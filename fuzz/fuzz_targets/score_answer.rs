@@ -23,9 +23,11 @@ fuzz_target!(|data: &[u8]| {
         "labels": ["high", "low", 3],
         "tolerances": {"peak_c": 0.1}
     });
-    let ctx = ScoringContext::new("Return {\"answer\", \"event_date\", \"peak_c\", \"rows\", \"labels\"}")
-        .with_tolerances([("count".to_owned(), 1.0)])
-        .unwrap_or_default();
+    let ctx = ScoringContext::new(
+        "Return {\"answer\", \"event_date\", \"peak_c\", \"rows\", \"labels\"}",
+    )
+    .with_tolerances([("count".to_owned(), 1.0)])
+    .unwrap_or_default();
     let text = String::from_utf8_lossy(data);
     let check = |score: earthverse_answer_units::UnitScore, gt: &Value| {
         assert_eq!(score.ledger.len(), count_units(gt));
