@@ -1,6 +1,7 @@
 //! Answer units on the development slice (needs `--features dev-slice`):
 //! unit counts against an independent count, exact answers scoring 100 on
 //! every task, and agreement with the published judge on the recorded runs.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use earthverse_answer_units::{
     agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
