@@ -197,6 +197,17 @@ fn print_replay(report: &ReplayReport) {
         report.differing.len(),
         report.skipped.len()
     );
+    let changed = report
+        .differing
+        .iter()
+        .filter(|d| d.category.starts_with("package_changed"))
+        .count();
+    let comparable = report.compared - changed;
+    emit!(
+        "comparable (inputs unchanged in the public release) {comparable}: identical {} ({:.2}%)",
+        report.identical,
+        100.0 * report.identical as f64 / comparable.max(1) as f64
+    );
     emit!("\nper tool (calls / compared / identical):");
     for (tool, t) in &report.by_tool {
         emit!(
