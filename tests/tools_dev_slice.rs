@@ -11,6 +11,8 @@
 //! (a path the reference refused with another message; an image error
 //! naming the reference's own absolute path).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use earthverse_tool_registry::replay::replay;
 
 #[test]
