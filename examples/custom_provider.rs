@@ -48,5 +48,6 @@ fn main() -> anyhow::Result<()> {
         score.answer_units_correct,
         score.answer_units_total
     );
+    let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }

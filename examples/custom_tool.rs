@@ -18,7 +18,7 @@ fn main() -> anyhow::Result<()> {
         "earthverse-example-custom-tool-{}",
         std::process::id()
     ));
-    let mut ctx = ToolContext::new(release.package_dir("FIX-001"), scratch);
+    let mut ctx = ToolContext::new(release.package_dir("FIX-001"), &scratch);
     ctx.package_id = "FIX-001".into();
     let csv = "data/physical_hazard/physical_hazard_001_station_daily_temperature.csv";
     let calls = [
@@ -46,5 +46,6 @@ fn main() -> anyhow::Result<()> {
             record.status, record.args, record.envelope.output
         );
     }
+    let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }

@@ -213,7 +213,7 @@ fn custom_controller_record_scores_the_same_from_memory_and_disk() {
     assert_eq!(cores.len(), 2, "{line}");
     assert_eq!(cores[0].trim_end_matches("; from disk: "), cores[1]);
     assert!(stdout.contains("my-own-loop"));
-    if let Some(dir) = PathBuf::from(path).ancestors().nth(3) {
+    if let Some(dir) = PathBuf::from(path).ancestors().nth(4) {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
