@@ -4,7 +4,7 @@
 //! operations for reports, time series, vector and exposure, raster and
 //! Earth observation, meteorology and climate, fire and geophysics,
 //! infrastructure, and output assembly"), each behind the tool-registry
-//! [`Tool`](earthverse_tool_registry::Tool) trait with a JSON Schema, a
+//! [`Tool`] trait with a JSON Schema, a
 //! family, the methods it implements, an applicability check that refuses
 //! with a machine-readable reason (App. A.4, D.6), and units and provenance
 //! on its output (App. B.3).
