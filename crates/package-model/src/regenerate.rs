@@ -384,7 +384,36 @@ fn python_version(python: &Path) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// Runs one task's program and then puts the exported (recorded) ground
+/// truth back, keeping the program's output beside it as
+/// `computed_gt.regenerated.json`, so a kept export (`--keep-export`) still
+/// loads as an authoring tree.
 fn run_one(
+    dir: &Path,
+    root: &Path,
+    recorded: &Value,
+    task_id: &str,
+    options: &RegenerateOptions,
+) -> Outcome {
+    let output_path = dir.join("computed_gt.json");
+    let original = std::fs::read(&output_path).ok();
+    let outcome = run_program(dir, root, recorded, task_id, options);
+    if let Some(original) = original {
+        if output_path.exists() {
+            let _ = std::fs::rename(&output_path, dir.join("computed_gt.regenerated.json"));
+        }
+        if let Err(e) = std::fs::write(&output_path, original) {
+            tracing::warn!(
+                task = task_id,
+                "cannot restore {}: {e}",
+                output_path.display()
+            );
+        }
+    }
+    outcome
+}
+
+fn run_program(
     dir: &Path,
     root: &Path,
     recorded: &Value,
