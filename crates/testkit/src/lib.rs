@@ -162,6 +162,19 @@ impl BuiltPackage {
         ctx.package_id = self.event_id.clone();
         ctx
     }
+
+    /// A controller task on this package (for [`run_scripted`]), with
+    /// scratch files under [`BuiltPackage::root`].
+    pub fn task_input(&self, task_id: impl Into<String>, question: impl Into<String>) -> TaskInput {
+        TaskInput {
+            task_id: task_id.into(),
+            event_id: self.event_id.clone(),
+            question: question.into(),
+            package_root: self.package_dir.clone(),
+            question_path: None,
+            scratch_dir: self.scratch.join("run"),
+        }
+    }
 }
 
 /// What [`run_scripted`] runs: a fixture task id or your own [`TaskInput`].

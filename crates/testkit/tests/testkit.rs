@@ -142,3 +142,23 @@ fn published_fixture_trajectories_load_and_replay() {
     assert_eq!(replay.recorded().task_id, "FIX-001_Q1");
     assert!(replay.turns() >= 1);
 }
+
+#[test]
+fn scripted_run_on_a_temp_package() {
+    let pkg = TempPackage::new("TEST-002")
+        .json("data/peak.json", &json!({"peak_c": 41.5}))
+        .build();
+    let run = run_scripted(
+        pkg.task_input("TEST-002_Q1", "What was the peak temperature?"),
+        [
+            json!({"action": "tool_call", "tool": "read_text_file", "args": {"path": "data/peak.json"}, "reason": "peak"}).to_string(),
+            json!({"action": "final_answer", "final_answer": {"peak_c": 41.5}, "evidence": ["data/peak.json"]}).to_string(),
+        ],
+    );
+    assert_run_ok(&run);
+    assert_called_tools(&run, &["read_text_file"]);
+    assert!(run.trajectory.tool_calls[0].ok);
+    assert!(serde_json::to_string(&run.trajectory.tool_calls[0].output)
+        .unwrap()
+        .contains("41.5"));
+}
