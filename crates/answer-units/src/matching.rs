@@ -378,6 +378,9 @@ pub(crate) fn is_distinctive(value: &Value) -> bool {
 /// Prose answer text prepared once for text-mode matching.
 #[derive(Debug, Clone)]
 pub(crate) struct ProseText {
+    /// The text as given (trimmed), for exact matches of strings that
+    /// normalise to nothing (e.g. "_").
+    raw: String,
     normalized: String,
     numbers: Vec<f64>,
     tokens: HashSet<String>,
@@ -386,6 +389,7 @@ pub(crate) struct ProseText {
 impl ProseText {
     pub(crate) fn new(text: &str) -> Self {
         ProseText {
+            raw: text.trim().to_owned(),
             normalized: normalize_text(text),
             numbers: number_tokens(text),
             tokens: tokens(text).into_iter().collect(),
@@ -393,7 +397,7 @@ impl ProseText {
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.normalized.is_empty()
+        self.normalized.is_empty() && self.raw.is_empty()
     }
 
     /// Text-mode match: distinctive numbers among the text's numbers; strings
@@ -417,6 +421,9 @@ impl ProseText {
             Value::Bool(b) => (self.tokens.len() <= 3 && bool_word(&self.normalized) == Some(*b))
                 .then(|| format!("prose reads as {b}")),
             Value::String(s) => {
+                if !s.trim().is_empty() && self.raw == s.trim() {
+                    return Some("prose equals the text".to_owned());
+                }
                 let ns = normalize_text(s);
                 if !ns.is_empty() && contains_phrase(&self.normalized, &ns) {
                     return Some("text found in prose".to_owned());

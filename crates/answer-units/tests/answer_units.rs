@@ -312,3 +312,14 @@ fn deep_nesting_never_panics() {
     std::mem::forget(answer);
     std::mem::forget(gt);
 }
+
+/// Regression (found by the proptest in CI): a ground truth whose text
+/// normalises to nothing must still match an identical answer.
+#[test]
+fn identical_text_that_normalises_to_nothing_still_matches() {
+    for text in ["_", "--", "…"] {
+        let gt = serde_json::json!(text);
+        let score = earthverse_answer_units::score_answer(&gt, &gt, &ScoringContext::new(""));
+        assert_eq!(score.u_all, 100.0, "{text:?}: {:?}", score.ledger);
+    }
+}
