@@ -8,4 +8,7 @@ scripts/bootstrap.sh
 export EARTHVERSE_DATA="${EARTHVERSE_DATA:-$(pwd)/../shared/earthverse-dev/data}"
 # Python with numpy, Pillow, pypdf (and lxml) for --regenerate-gt tests (venv .venv-gt).
 export EARTHVERSE_PYTHON="${EARTHVERSE_PYTHON:-$(scripts/python-env.sh)}"
+# Property tests draw from a fixed seed so a run is reproducible; set
+# PROPTEST_RNG_SEED to explore other inputs.
+export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-2026}"
 cargo test --workspace --all-features --no-fail-fast "$@"
