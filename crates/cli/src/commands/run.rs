@@ -68,6 +68,16 @@ pub struct Args {
     /// Do not draw the progress bar.
     #[arg(long)]
     pub quiet: bool,
+    /// Offer the 170 domain operations beside the six research tools (§3.4).
+    #[arg(long)]
+    pub domain_ops: bool,
+    /// Professional-environment condition (App. A.4, Table 7): offer the
+    /// domain operations and require at least 2 successful, distinct calls
+    /// of the named suite's operations (target 3, at most 4 counted) before
+    /// a final answer is accepted. Suites: `metpy_like`, `xclim_like`,
+    /// `cdo_like`.
+    #[arg(long)]
+    pub require_suite: Option<String>,
 }
 
 /// Runs the command.
@@ -196,9 +206,33 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // App. C.2: 60 s per Python call, from the same settings object.
     let mut research_config = research_config;
     research_config.python.limits.wall = settings.budgets.python_timeout;
+    let mut registry = Registry::with_research_tools(research_config);
+    if args.domain_ops || args.require_suite.is_some() {
+        for tool in earthverse_domain_ops::all_operations() {
+            registry
+                .register(tool)
+                .context("registering the domain operations")?;
+        }
+    }
+    if let Some(name) = &args.require_suite {
+        let suite = earthverse_domain_ops::suites::suite(name).with_context(|| {
+            let names: Vec<&str> = earthverse_domain_ops::suites::SUITES
+                .iter()
+                .map(|s| s.name)
+                .collect();
+            format!(
+                "--require-suite: unknown suite `{name}` (known: {})",
+                names.join(", ")
+            )
+        })?;
+        settings.required_tools = Some(earthverse_agent_controller::RequiredToolPolicy {
+            specialist_tools: suite.operations.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        });
+    }
     let factory = Arc::new(Factory {
         kind,
-        tools: Arc::new(Registry::with_research_tools(research_config)),
+        tools: Arc::new(registry),
         settings,
         model_id,
     });

@@ -1,0 +1,75 @@
+//! `earthverse run --require-suite`: the professional-environment condition
+//! of App. A.4 refuses a final answer until enough specialist calls of the
+//! named suite have succeeded; the baseline agent never makes them, so its
+//! run is forced to finalise at the turn limit instead of ending on its own.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn release() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/release")
+}
+
+fn run(extra: &[&str], out: &std::path::Path) -> serde_json::Value {
+    let status = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .arg("run")
+        .arg(release())
+        .args([
+            "--agent",
+            "baseline",
+            "--tasks",
+            "FIX-001_Q1",
+            "--quiet",
+            "--max-turns",
+            "8",
+            "--out",
+        ])
+        .arg(out)
+        .args(extra)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let path = out.join("baseline/FIX-001_Q1/trajectory.json");
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_required_suite_refuses_early_final_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let free = run(&[], &dir.path().join("free"));
+    assert_eq!(free["diagnostics"]["termination_reason"], "model_final");
+    let required = run(
+        &["--require-suite", "xclim_like"],
+        &dir.path().join("required"),
+    );
+    let reason = required["diagnostics"]["termination_reason"]
+        .as_str()
+        .unwrap();
+    assert!(reason.starts_with("round_limit"), "{reason}");
+}
+
+#[test]
+fn an_unknown_suite_is_named_in_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .arg("run")
+        .arg(release())
+        .args([
+            "--agent",
+            "baseline",
+            "--quiet",
+            "--require-suite",
+            "nope",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown suite `nope`") && err.contains("xclim_like"),
+        "{err}"
+    );
+}
