@@ -206,7 +206,7 @@ pub fn operations() -> Vec<Operation> {
             "heat_wave_frequency",
             F,
             "xclim heat_wave_frequency: number of events with daily Tmin > thresh_tasmin and Tmax > thresh_tasmax for at least `window` consecutive days (defaults 22 °C, 30 °C, 3 days).",
-            vec![req("tasmin", Kind::Series, "daily minimum temperature, °C"), req("tasmax", Kind::Series, "daily maximum temperature, °C"), opt("thresh_tasmin", Kind::Number, "°C", json!(22.0)), opt("thresh_tasmax", Kind::Number, "°C", json!(30.0)), opt("window", Kind::Integer, "minimum event length, days", json!(3))],
+            heat_wave_params(),
             |c| {
                 let (mask, w) = heat_mask(c)?;
                 let ev: Vec<(usize, usize)> = runs(&mask).into_iter().filter(|(_, l)| *l >= w).collect();
@@ -217,7 +217,7 @@ pub fn operations() -> Vec<Operation> {
             "heat_wave_max_length",
             F,
             "xclim heat_wave_max_length: longest run of days with Tmin > thresh_tasmin and Tmax > thresh_tasmax (0 when no run reaches `window`).",
-            vec![req("tasmin", Kind::Series, "daily minimum temperature, °C"), req("tasmax", Kind::Series, "daily maximum temperature, °C"), opt("thresh_tasmin", Kind::Number, "°C", json!(22.0)), opt("thresh_tasmax", Kind::Number, "°C", json!(30.0)), opt("window", Kind::Integer, "minimum event length, days", json!(3))],
+            heat_wave_params(),
             |c| {
                 let (mask, w) = heat_mask(c)?;
                 let longest = runs(&mask).into_iter().map(|(_, l)| l).filter(|l| *l >= w).max().unwrap_or(0);
@@ -618,6 +618,22 @@ fn crate_elementwise(c: &OpCall<'_>, names: &[&str], f: impl Fn(&[f64]) -> f64) 
     } else {
         Value::Array(out)
     })
+}
+
+/// Parameters shared by the xclim heat-wave indices.
+fn heat_wave_params() -> Vec<crate::op::Param> {
+    vec![
+        req("tasmin", Kind::Series, "daily minimum temperature, °C"),
+        req("tasmax", Kind::Series, "daily maximum temperature, °C"),
+        opt("thresh_tasmin", Kind::Number, "°C", json!(22.0)),
+        opt("thresh_tasmax", Kind::Number, "°C", json!(30.0)),
+        opt(
+            "window",
+            Kind::Integer,
+            "minimum event length, days",
+            json!(3),
+        ),
+    ]
 }
 
 fn heat_mask(c: &OpCall<'_>) -> Result<(Vec<bool>, usize)> {

@@ -71,7 +71,13 @@ pub fn all_operations() -> Vec<Arc<dyn Tool>> {
         .collect()
 }
 
-/// One operation by name.
+/// One operation by name. The catalogue is built once per process; this
+/// clones only the operation asked for.
 pub fn operation(name: &str) -> Option<Operation> {
-    operation_list().into_iter().find(|op| op.name == name)
+    static CATALOGUE: std::sync::OnceLock<Vec<Operation>> = std::sync::OnceLock::new();
+    CATALOGUE
+        .get_or_init(operation_list)
+        .iter()
+        .find(|op| op.name == name)
+        .cloned()
 }

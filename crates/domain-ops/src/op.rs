@@ -98,6 +98,7 @@ pub fn opt(name: &'static str, kind: Kind, doc: &'static str, default: Value) ->
 pub type Body = fn(&mut OpCall<'_>) -> Result<Value>;
 
 /// A domain operation. Implements [`Tool`].
+#[derive(Clone)]
 pub struct Operation {
     /// Name the model calls.
     pub name: &'static str,
