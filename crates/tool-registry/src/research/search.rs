@@ -7,9 +7,13 @@
 //! recorded runs show). Files are visited in path order; only text suffixes
 //! are searched (plus content-sniffed text in [`ReadMode::Extended`]).
 //!
-//! Underneath: files are read only up to what 300,000 characters can take,
-//! ASCII/UTF-8 files are matched on lower-cased bytes with `memchr::memmem`,
-//! and files are scanned in parallel with rayon.
+//! Underneath: files are read only up to what 300,000 characters can take
+//! and scanned in parallel with rayon. The first search of a file folds
+//! ASCII case in small chunks while matching with `memchr::memmem` (exact
+//! for ASCII terms unless the text holds one of the two non-ASCII
+//! characters whose lower case is ASCII); the decoded window is cached,
+//! and repeated searches use its lower-cased copy and a trigram filter.
+//! The snippet line is found from the first match's offset.
 
 use super::text::{decode_python_text, python_lines, python_strip, text_decision, ReadMode};
 use super::{python_path_cmp, str_arg, suffix_of, usize_arg};
@@ -148,13 +152,14 @@ pub fn search_package(ctx: &ToolContext, request: &SearchRequest, mode: ReadMode
                     Some(kind) if kind != Some(earthverse_package_model::sniff::FileKind::Pdf))
         })
         .collect();
+    let finders = TermFinders::new(&terms);
     let mut matches: Vec<(String, String)> = Vec::new();
     // Scan in order-preserving parallel chunks so a small `max_matches`
     // stops early on big trees.
     for chunk in candidates.chunks(64) {
         let found: Vec<Option<(String, String)>> = chunk
             .par_iter()
-            .map(|(rel, abs)| match_file(abs, &terms).map(|snippet| (rel.clone(), snippet)))
+            .map(|(rel, abs)| match_file(abs, &finders).map(|snippet| (rel.clone(), snippet)))
             .collect();
         for hit in found.into_iter().flatten() {
             if matches.len() >= request.max_matches {
@@ -230,13 +235,21 @@ pub(crate) fn package_files(root: &Path) -> std::io::Result<Vec<(String, PathBuf
     Ok(out)
 }
 
-/// The searched window of one file, decoded and lower-cased once.
+/// The searched window of one file, decoded once; lower-cased on its
+/// second search.
 #[derive(Debug)]
 struct Window {
     len: u64,
     modified: Option<std::time::SystemTime>,
     text: String,
-    lowered: String,
+    /// Whether ASCII case folding of `text` finds exactly what a search in
+    /// its Unicode lower-casing finds, for ASCII terms: true unless the text
+    /// holds a non-ASCII character whose lower case has ASCII in it
+    /// ([`LOWERS_TO_ASCII`]).
+    ascii_fold_exact: bool,
+    /// `text.to_lowercase()`, built when first needed (a non-ASCII term or
+    /// a repeated search).
+    lowered: OnceLock<String>,
     /// Hashed trigrams of `lowered`, built on the second search of the
     /// file: a term with a trigram absent here cannot occur, so repeated
     /// searches reject most non-matching files without a scan.
@@ -266,6 +279,86 @@ fn may_contain(set: &[u64; TRIGRAM_WORDS], term: &[u8]) -> bool {
         let slot = trigram_slot(w[0], w[1], w[2]);
         set[slot / 64] & (1 << (slot % 64)) != 0
     })
+}
+
+/// The non-ASCII characters whose Unicode lower case contains ASCII
+/// (U+0130 → "i\u{307}", U+212A KELVIN SIGN → "k"); a unit test checks the
+/// list against every `char`.
+const LOWERS_TO_ASCII: [char; 2] = ['\u{130}', '\u{212a}'];
+
+impl Window {
+    fn lowered(&self) -> &str {
+        self.lowered.get_or_init(|| fast_lowercase(&self.text))
+    }
+
+    /// Bytes the cache charges for this window (its lower-cased copy
+    /// counted up front).
+    fn cache_size(&self) -> usize {
+        2 * self.text.len() + TRIGRAM_WORDS * 8
+    }
+}
+
+/// The compiled terms of one search: finders of the lower-cased terms.
+struct TermFinders<'a> {
+    terms: &'a [String],
+    finders: Vec<memmem::Finder<'a>>,
+    /// Every term is ASCII, so ASCII case folding can stand in for Unicode
+    /// lower-casing on texts where that is exact.
+    all_ascii: bool,
+}
+
+impl<'a> TermFinders<'a> {
+    fn new(terms: &'a [String]) -> Self {
+        Self {
+            terms,
+            finders: terms
+                .iter()
+                .map(|t| memmem::Finder::new(t.as_bytes()))
+                .collect(),
+            all_ascii: terms.iter().all(|t| t.is_ascii()),
+        }
+    }
+
+    /// The earliest position of any term in `haystack` when every term
+    /// occurs (searched as is).
+    fn first_hit(&self, haystack: &[u8]) -> Option<usize> {
+        let mut first = usize::MAX;
+        for finder in &self.finders {
+            first = first.min(finder.find(haystack)?);
+        }
+        Some(first)
+    }
+
+    /// Like [`Self::first_hit`] on the ASCII lower case of `haystack`,
+    /// folded in small chunks (overlapping by a term's length) so the text
+    /// is read once and no folded copy is kept.
+    fn first_hit_ascii_folded(&self, haystack: &[u8]) -> Option<usize> {
+        const CHUNK: usize = 32 * 1024;
+        let longest = self.terms.iter().map(String::len).max().unwrap_or(0);
+        let chunk = CHUNK.max(2 * longest);
+        let mut found: Vec<Option<usize>> = vec![None; self.finders.len()];
+        let mut folded = Vec::with_capacity(chunk);
+        let mut start = 0;
+        loop {
+            let end = (start + chunk).min(haystack.len());
+            folded.clear();
+            folded.extend(haystack[start..end].iter().map(u8::to_ascii_lowercase));
+            for (slot, finder) in found.iter_mut().zip(&self.finders) {
+                if slot.is_none() {
+                    *slot = finder.find(&folded).map(|p| start + p);
+                }
+            }
+            if found.iter().all(Option::is_some) {
+                return found.into_iter().flatten().min();
+            }
+            if end == haystack.len() {
+                return None;
+            }
+            // The next chunk starts early enough that a term crossing the
+            // boundary lies whole inside it.
+            start = end + 1 - longest.max(1);
+        }
+    }
 }
 
 /// Bytes of decoded text kept by the window cache.
@@ -307,22 +400,31 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
             }
         }
     }
-    let bytes = read_window(path)?;
-    let text: String = match std::str::from_utf8(&bytes) {
-        Ok(s) if !s.contains('\r') => cut_chars(s, SEARCH_WINDOW_CHARS).to_string(),
-        _ => cut_chars(&decode_python_text(&bytes), SEARCH_WINDOW_CHARS).to_string(),
+    let bytes = read_window(path, len)?;
+    // The common case (UTF-8 without `\r`) keeps the read buffer as the text.
+    let text = match String::from_utf8(bytes) {
+        Ok(s) if memchr::memchr(b'\r', s.as_bytes()).is_none() => {
+            truncate_chars(s, SEARCH_WINDOW_CHARS)
+        }
+        Ok(s) => truncate_chars(decode_python_text(s.as_bytes()), SEARCH_WINDOW_CHARS),
+        Err(e) => truncate_chars(decode_python_text(e.as_bytes()), SEARCH_WINDOW_CHARS),
     };
-    let lowered = fast_lowercase(&text);
+    let ascii_fold_exact = text.is_ascii()
+        || !LOWERS_TO_ASCII.iter().any(|c| {
+            let mut buf = [0u8; 4];
+            memmem::find(text.as_bytes(), c.encode_utf8(&mut buf).as_bytes()).is_some()
+        });
     let w = Arc::new(Window {
         len,
         modified,
         text,
-        lowered,
+        ascii_fold_exact,
+        lowered: OnceLock::new(),
         trigrams: OnceLock::new(),
         searches: std::sync::atomic::AtomicU32::new(0),
     });
     if let Ok(mut c) = cache().lock() {
-        let size = w.text.len() + w.lowered.len() + TRIGRAM_WORDS * 8;
+        let size = w.cache_size();
         if c.bytes + size > WINDOW_CACHE_BYTES {
             c.entries.clear();
             c.bytes = 0;
@@ -330,7 +432,7 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
         if size <= WINDOW_CACHE_BYTES {
             c.bytes += size;
             if let Some(old) = c.entries.insert(path.to_path_buf(), w.clone()) {
-                c.bytes -= old.text.len() + old.lowered.len() + TRIGRAM_WORDS * 8;
+                c.bytes -= old.cache_size();
             }
         }
     }
@@ -364,72 +466,166 @@ fn fast_lowercase(text: &str) -> String {
 }
 
 /// Returns the snippet if every term occurs in the file's window.
-fn match_file(path: &Path, terms: &[String]) -> Option<String> {
+///
+/// The first search of a file with ASCII terms folds ASCII case on the
+/// original text (exact when [`Window::ascii_fold_exact`]); later searches
+/// use the lower-cased copy and its trigram filter.
+fn match_file(path: &Path, finders: &TermFinders<'_>) -> Option<String> {
     let w = window(path).ok()?;
+    let terms = finders.terms;
     let seen = w
         .searches
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let ascii_fold = finders.all_ascii && w.ascii_fold_exact;
+    if seen == 0 && ascii_fold {
+        let first_hit = finders.first_hit_ascii_folded(w.text.as_bytes())?;
+        return Some(snippet(&w, None, terms, first_hit, ascii_fold));
+    }
+    let lowered = w.lowered();
     if seen >= 1 {
-        let set = w.trigrams.get_or_init(|| trigram_set(w.lowered.as_bytes()));
+        let set = w.trigrams.get_or_init(|| trigram_set(lowered.as_bytes()));
         if !terms.iter().all(|t| may_contain(set, t.as_bytes())) {
             return None;
         }
     }
-    if !terms
-        .iter()
-        .all(|t| memmem::find(w.lowered.as_bytes(), t.as_bytes()).is_some())
-    {
-        return None;
-    }
-    for line in python_lines(&w.text) {
-        let hit = if line.is_ascii() {
-            terms
-                .iter()
-                .any(|t| contains_ascii_ci(line.as_bytes(), t.as_bytes()))
-        } else {
-            let low = line.to_lowercase();
-            terms.iter().any(|t| low.contains(t.as_str()))
-        };
-        if hit {
-            return Some(reference_truncate(python_strip(line), SNIPPET_LIMIT));
+    let first_hit = finders.first_hit(lowered.as_bytes())?;
+    let searched = (!w.text.is_ascii()).then_some(lowered);
+    Some(snippet(&w, searched, terms, first_hit, ascii_fold))
+}
+
+/// The first line of the window holding any term.
+///
+/// `first_hit` is the earliest term occurrence, as a byte offset into the
+/// text itself (`searched` is `None`) or into its lower-cased copy (which
+/// has the same line boundaries but, for non-ASCII text, other offsets).
+/// That occurrence lies on the wanted line, so the line is found from it
+/// instead of by testing every earlier line. The line is checked and,
+/// should lower-casing a whole line differ from lower-casing the window
+/// (context-dependent rules such as a final sigma), the plain line-by-line
+/// test decides.
+fn snippet(
+    w: &Window,
+    searched: Option<&str>,
+    terms: &[String],
+    first_hit: usize,
+    ascii_fold: bool,
+) -> String {
+    let text = w.text.as_str();
+    let line = match searched {
+        None => python_lines(&text[line_start(text.as_bytes(), first_hit)..]).next(),
+        Some(searched) => {
+            let base = searched.as_ptr() as usize;
+            python_lines(searched)
+                .position(|line| line.as_ptr() as usize - base + line.len() >= first_hit)
+                .and_then(|i| python_lines(text).nth(i))
         }
+    };
+    let holds = |line: &str| line_holds_any(line, terms, ascii_fold);
+    match line {
+        Some(line) if holds(line) => reference_truncate(python_strip(line), SNIPPET_LIMIT),
+        _ => python_lines(text)
+            .find(|line| holds(line))
+            .map(|line| reference_truncate(python_strip(line), SNIPPET_LIMIT))
+            .unwrap_or_default(),
     }
-    Some(String::new())
+}
+
+/// Start of the `str.splitlines()` line holding byte `at` of valid UTF-8
+/// `text`: just after the last line boundary before it. U+0085 (C2 85) and
+/// U+2028/U+2029 (E2 80 A8/A9) end in continuation bytes, recognised by
+/// their lead bytes.
+fn line_start(text: &[u8], at: usize) -> usize {
+    let mut i = at.min(text.len());
+    while i > 0 {
+        let b = text[i - 1];
+        let boundary = match b {
+            b'\n' | b'\r' | 0x0b | 0x0c | 0x1c | 0x1d | 0x1e => true,
+            0x85 => i >= 2 && text[i - 2] == 0xC2,
+            0xA8 | 0xA9 => i >= 3 && text[i - 3] == 0xE2 && text[i - 2] == 0x80,
+            _ => false,
+        };
+        if boundary {
+            return i;
+        }
+        i -= 1;
+    }
+    0
+}
+
+/// Whether a line holds any (lower-cased) term: by ASCII case folding when
+/// that is exact for the window and terms, else by Unicode lower-casing.
+fn line_holds_any(line: &str, terms: &[String], ascii_fold: bool) -> bool {
+    if ascii_fold || line.is_ascii() {
+        terms
+            .iter()
+            .any(|t| contains_ascii_ci(line.as_bytes(), t.as_bytes()))
+    } else {
+        let low = line.to_lowercase();
+        terms.iter().any(|t| low.contains(t.as_str()))
+    }
 }
 
 fn contains_ascii_ci(haystack: &[u8], needle: &[u8]) -> bool {
     if needle.is_empty() {
         return true;
     }
-    if !needle.is_ascii() {
+    if !needle.is_ascii() || needle.len() > haystack.len() {
         return false;
     }
-    haystack
-        .windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
+    // Candidates start where the first byte matches in either case.
+    let (lower, upper) = (
+        needle[0].to_ascii_lowercase(),
+        needle[0].to_ascii_uppercase(),
+    );
+    let last = haystack.len() - needle.len();
+    memchr::memchr2_iter(lower, upper, &haystack[..=last])
+        .any(|i| haystack[i..i + needle.len()].eq_ignore_ascii_case(needle))
 }
 
-fn cut_chars(text: &str, max: usize) -> &str {
+/// Keeps the first `max` characters of `text`, counting characters a block
+/// at a time (lead bytes are those that are not `10xxxxxx`).
+fn truncate_chars(mut text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
     }
-    match text.char_indices().nth(max) {
-        Some((i, _)) => &text[..i],
-        None => text,
+    const BLOCK: usize = 4096;
+    let bytes = text.as_bytes();
+    let mut chars = 0;
+    let mut at = 0;
+    while at + BLOCK <= bytes.len() {
+        let block = bytes[at..at + BLOCK]
+            .iter()
+            .filter(|b| (**b as i8) >= -0x40)
+            .count();
+        if chars + block > max {
+            break;
+        }
+        chars += block;
+        at += BLOCK;
     }
+    // `at` is a char boundary only if the block ended on one, so finish
+    // from the start of the char holding it.
+    if !text.is_char_boundary(at) {
+        while !text.is_char_boundary(at) {
+            at -= 1;
+        }
+        chars -= 1;
+    }
+    if let Some((i, _)) = text[at..].char_indices().nth(max - chars) {
+        text.truncate(at + i);
+    }
+    text
 }
 
 /// Reads as many bytes as 300,000 characters can need: 300,000 bytes when
 /// they are ASCII without `\r`, else up to 8 bytes per character.
-fn read_window(path: &Path) -> std::io::Result<Vec<u8>> {
+fn read_window(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
     let mut file = std::fs::File::open(path)?;
-    let len = file.metadata()?.len() as usize;
-    let first = len.min(SEARCH_WINDOW_CHARS);
-    let mut bytes = vec![0u8; first];
-    file.read_exact(&mut bytes)?;
-    if len > first && (!bytes.is_ascii() || memchr::memchr(b'\r', &bytes).is_some()) {
-        (&mut file)
-            .take((SEARCH_WINDOW_CHARS * 8 - first) as u64)
+    let first = (len as usize).min(SEARCH_WINDOW_CHARS);
+    let mut bytes = Vec::with_capacity(first);
+    (&mut file).take(first as u64).read_to_end(&mut bytes)?;
+    if len as usize > first && (!bytes.is_ascii() || memchr::memchr(b'\r', &bytes).is_some()) {
+        file.take((SEARCH_WINDOW_CHARS * 8 - first) as u64)
             .read_to_end(&mut bytes)?;
     }
     Ok(bytes)
@@ -460,6 +656,97 @@ mod tests {
         for s in ["Hello WORLD", "Ünïcödé ÅND ascii", "İstanbul", "ΟΔΟΣ x", ""] {
             assert_eq!(fast_lowercase(s), s.to_lowercase(), "{s}");
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn truncate_chars_keeps_max_chars(text in "[a-zé€\u{10348}\n]{0,12000}", max in 0usize..9000) {
+            let expected: String = text.chars().take(max).collect();
+            proptest::prop_assert_eq!(truncate_chars(text.clone(), max), expected);
+        }
+
+        #[test]
+        fn line_start_matches_splitlines(text in "[ab\n\r\u{85}\u{2028}\u{2029}\u{a8}\u{2027}é]{0,40}", at in 0usize..200) {
+            // Byte `at` (clamped to a char boundary) lies on the line that
+            // splitlines gives for it.
+            let mut at = at.min(text.len());
+            while !text.is_char_boundary(at) { at -= 1; }
+            let start = line_start(text.as_bytes(), at);
+            let base = text.as_ptr() as usize;
+            let expected = python_lines(&text)
+                .map(|l| l.as_ptr() as usize - base)
+                .filter(|s| *s <= at)
+                .last()
+                .unwrap_or(0);
+            // A boundary sequence itself belongs to no line: only compare
+            // when `at` is inside or at the end of a line.
+            let on_line = python_lines(&text).any(|l| {
+                let s = l.as_ptr() as usize - base;
+                s <= at && at <= s + l.len()
+            });
+            if on_line {
+                proptest::prop_assert_eq!(start, expected);
+            }
+        }
+    }
+
+    #[test]
+    fn lowers_to_ascii_lists_every_such_char() {
+        let found: Vec<char> = (0x80..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| c.to_lowercase().any(|l| l.is_ascii()))
+            .collect();
+        assert_eq!(found, LOWERS_TO_ASCII);
+    }
+
+    /// The first-search path (ASCII folding on the text) and the repeated
+    /// path (lower-cased copy) give the same answers.
+    #[test]
+    fn first_and_repeated_searches_agree() {
+        let dir = std::env::temp_dir().join(format!("ev-search-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cases = [
+            (
+                "a.txt",
+                "Intro\nHeavy PRECIPITATION fell\nmore precipitation",
+            ),
+            ("b.txt", "ΣΟΦΙΑ\nStraße Precipitation é\n"),
+            ("c.txt", "no match here\n"),
+            ("d.txt", "\u{212a}elvin line\nkelvin later\n"),
+            ("e.txt", "first \u{130}stanbul\nthen istanbul\n"),
+        ];
+        for (name, body) in cases {
+            std::fs::write(dir.join(name), body).unwrap();
+        }
+        for query in [
+            "precipitation",
+            "precipitation heavy",
+            "kelvin",
+            "i\u{307}stanbul",
+            "straße",
+            "σοφια",
+        ] {
+            let terms: Vec<String> = query.split_whitespace().map(str::to_string).collect();
+            let finders = TermFinders::new(&terms);
+            for (name, body) in cases {
+                clear_window_cache();
+                let path = dir.join(name);
+                let first = match_file(&path, &finders);
+                let second = match_file(&path, &finders);
+                assert_eq!(first, second, "{name} {query}");
+                // The definition: every term in the lower-cased window, and
+                // the first line whose lower case holds a term.
+                let low = body.to_lowercase();
+                let expected = terms.iter().all(|t| low.contains(t.as_str())).then(|| {
+                    python_lines(body)
+                        .find(|l| terms.iter().any(|t| l.to_lowercase().contains(t.as_str())))
+                        .map(|l| python_strip(l).to_string())
+                        .unwrap_or_default()
+                });
+                assert_eq!(first, expected, "{name} {query}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

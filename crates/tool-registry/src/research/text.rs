@@ -89,18 +89,31 @@ pub(crate) fn python_lines(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        for (i, c) in rest.char_indices() {
-            let width = match c {
-                '\r' => {
-                    if rest[i + 1..].starts_with('\n') {
+        // Byte scan: every boundary starts with an ASCII byte or with the
+        // UTF-8 lead byte 0xC2 (U+0085) or 0xE2 (U+2028, U+2029), which are
+        // never continuation bytes, so each cut is a char boundary.
+        let bytes = rest.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let width = match bytes[i] {
+                b'\n' | 0x0b | 0x0c | 0x1c | 0x1d | 0x1e => 1,
+                b'\r' => {
+                    if bytes.get(i + 1) == Some(&b'\n') {
                         2
                     } else {
                         1
                     }
                 }
-                '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}' | '\u{2028}'
-                | '\u{2029}' => c.len_utf8(),
-                _ => continue,
+                0xC2 if bytes.get(i + 1) == Some(&0x85) => 2,
+                0xE2 if bytes.get(i + 1) == Some(&0x80)
+                    && matches!(bytes.get(i + 2), Some(0xA8 | 0xA9)) =>
+                {
+                    3
+                }
+                _ => {
+                    i += 1;
+                    continue;
+                }
             };
             let line = &rest[..i];
             rest = &rest[i + width..];
@@ -121,6 +134,7 @@ pub(crate) fn python_strip(s: &str) -> &str {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use proptest::prelude::Strategy;
 
     #[test]
     fn splitlines_like_python() {
@@ -128,6 +142,45 @@ mod tests {
         assert_eq!(v, vec!["a", "b", "c", "d", "e"]);
         let v: Vec<&str> = python_lines("a\n\nb").collect();
         assert_eq!(v, vec!["a", "", "b"]);
+    }
+
+    /// The char-by-char definition the byte scan must agree with.
+    fn python_lines_by_char(text: &str) -> Vec<&str> {
+        let mut out = Vec::new();
+        let mut rest = text;
+        while !rest.is_empty() {
+            let cut = rest.char_indices().find_map(|(i, c)| match c {
+                '\r' if rest[i + 1..].starts_with('\n') => Some((i, 2)),
+                '\r' | '\n' | '\x0b' | '\x0c' | '\x1c' | '\x1d' | '\x1e' | '\u{85}'
+                | '\u{2028}' | '\u{2029}' => Some((i, c.len_utf8())),
+                _ => None,
+            });
+            match cut {
+                Some((i, w)) => {
+                    out.push(&rest[..i]);
+                    rest = &rest[i + w..];
+                }
+                None => {
+                    out.push(rest);
+                    rest = "";
+                }
+            }
+        }
+        out
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn byte_scan_splits_like_chars(parts in proptest::collection::vec(
+            proptest::prop_oneof![
+                proptest::string::string_regex("[a-zé©€ą\u{80}-\u{ff}]{0,6}").unwrap(),
+                proptest::sample::select(vec!["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d",
+                    "\x1e", "\x1f", "\u{85}", "\u{2028}", "\u{2029}", "\u{2027}", "\u{20ac}"]).prop_map(String::from),
+            ], 0..12)) {
+            let text = parts.concat();
+            let fast: Vec<&str> = python_lines(&text).collect();
+            proptest::prop_assert_eq!(fast, python_lines_by_char(&text));
+        }
     }
 
     #[test]
