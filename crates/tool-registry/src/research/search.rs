@@ -400,15 +400,7 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
             }
         }
     }
-    let bytes = read_window(path, len)?;
-    // The common case (UTF-8 without `\r`) keeps the read buffer as the text.
-    let text = match String::from_utf8(bytes) {
-        Ok(s) if memchr::memchr(b'\r', s.as_bytes()).is_none() => {
-            truncate_chars(s, SEARCH_WINDOW_CHARS)
-        }
-        Ok(s) => truncate_chars(decode_python_text(s.as_bytes()), SEARCH_WINDOW_CHARS),
-        Err(e) => truncate_chars(decode_python_text(e.as_bytes()), SEARCH_WINDOW_CHARS),
-    };
+    let text = window_text(path, len)?;
     let ascii_fold_exact = text.is_ascii()
         || !LOWERS_TO_ASCII.iter().any(|c| {
             let mut buf = [0u8; 4];
@@ -617,18 +609,55 @@ fn truncate_chars(mut text: String, max: usize) -> String {
     text
 }
 
-/// Reads as many bytes as 300,000 characters can need: 300,000 bytes when
-/// they are ASCII without `\r`, else up to 8 bytes per character.
+/// Reads as many bytes as the first 300,000 characters need: 300,000 bytes
+/// when they are ASCII without `\r`, else more, a block at a time, until
+/// the bytes surely decode to the window (at most 8 bytes per character).
 fn read_window(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
     let mut file = std::fs::File::open(path)?;
     let first = (len as usize).min(SEARCH_WINDOW_CHARS);
     let mut bytes = Vec::with_capacity(first);
     (&mut file).take(first as u64).read_to_end(&mut bytes)?;
-    if len as usize > first && (!bytes.is_ascii() || memchr::memchr(b'\r', &bytes).is_some()) {
-        file.take((SEARCH_WINDOW_CHARS * 8 - first) as u64)
-            .read_to_end(&mut bytes)?;
+    if len as usize <= first || (bytes.is_ascii() && memchr::memchr(b'\r', &bytes).is_none()) {
+        return Ok(bytes);
+    }
+    // A few characters beyond the window, so that a character or `\r\n`
+    // cut at the end of the read cannot reach into it.
+    let enough = SEARCH_WINDOW_CHARS + 4;
+    let cap = SEARCH_WINDOW_CHARS * 8;
+    let mut sure = chars_at_least(&bytes);
+    while sure < enough && bytes.len() < cap {
+        let want = (enough - sure).max(64 << 10).min(cap - bytes.len());
+        let before = bytes.len();
+        (&mut file).take(want as u64).read_to_end(&mut bytes)?;
+        if bytes.len() == before {
+            break;
+        }
+        sure += chars_at_least(&bytes[before..]);
     }
     Ok(bytes)
+}
+
+/// A lower bound on the characters [`decode_python_text`] makes of these
+/// bytes: every character, and every replacement of an invalid sequence,
+/// holds exactly one byte that is not a UTF-8 continuation byte, and
+/// universal newlines turn each `\r\n` into one character.
+fn chars_at_least(bytes: &[u8]) -> usize {
+    let starts = bytes.iter().filter(|b| (**b as i8) >= -0x40).count();
+    starts.saturating_sub(memchr::memchr_iter(b'\r', bytes).count())
+}
+
+/// The searched window of a file: its first 300,000 characters, decoded
+/// as the reference does.
+fn window_text(path: &Path, len: u64) -> std::io::Result<String> {
+    let bytes = read_window(path, len)?;
+    // The common case (UTF-8 without `\r`) keeps the read buffer as the text.
+    Ok(match String::from_utf8(bytes) {
+        Ok(s) if memchr::memchr(b'\r', s.as_bytes()).is_none() => {
+            truncate_chars(s, SEARCH_WINDOW_CHARS)
+        }
+        Ok(s) => truncate_chars(decode_python_text(s.as_bytes()), SEARCH_WINDOW_CHARS),
+        Err(e) => truncate_chars(decode_python_text(e.as_bytes()), SEARCH_WINDOW_CHARS),
+    })
 }
 
 #[cfg(test)]
@@ -688,6 +717,49 @@ mod tests {
                 proptest::prop_assert_eq!(start, expected);
             }
         }
+    }
+
+    /// The window read a block at a time equals the first 300,000
+    /// characters of the whole file decoded, for files where characters
+    /// take 1 to 4 bytes, `\r\n` pairs and invalid bytes sit anywhere,
+    /// including across the ends of blocks.
+    #[test]
+    fn window_equals_prefix_of_whole_decode() {
+        let dir = std::env::temp_dir().join(format!("ev-window-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pieces: [&[u8]; 8] = [
+            b"plain ascii text ",
+            "é".as_bytes(),
+            "€".as_bytes(),
+            "\u{10348}".as_bytes(),
+            b"\r\n",
+            b"\r",
+            b"\xff\xe2\x82",
+            b"\x80",
+        ];
+        let mut state = 2026u64;
+        for case in 0..12 {
+            let mut bytes = Vec::new();
+            // Mostly one piece per file, so each file has its own density.
+            let main = case % pieces.len();
+            while bytes.len() < 1_400_000 + case * 37_000 {
+                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let pick = if (state >> 33) % 4 == 0 {
+                    ((state >> 40) as usize) % pieces.len()
+                } else {
+                    main
+                };
+                bytes.extend_from_slice(pieces[pick]);
+            }
+            let path = dir.join(format!("f{case}.txt"));
+            std::fs::write(&path, &bytes).unwrap();
+            let whole = decode_python_text(&bytes);
+            let expected: String = whole.chars().take(SEARCH_WINDOW_CHARS).collect();
+            let got = window_text(&path, bytes.len() as u64).unwrap();
+            assert_eq!(got.chars().count(), expected.chars().count(), "case {case}");
+            assert!(got == expected, "case {case}: window differs from the whole decode");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
