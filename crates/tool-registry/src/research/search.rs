@@ -743,7 +743,9 @@ mod tests {
             // Mostly one piece per file, so each file has its own density.
             let main = case % pieces.len();
             while bytes.len() < 1_400_000 + case * 37_000 {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let pick = if (state >> 33) % 4 == 0 {
                     ((state >> 40) as usize) % pieces.len()
                 } else {
@@ -757,7 +759,10 @@ mod tests {
             let expected: String = whole.chars().take(SEARCH_WINDOW_CHARS).collect();
             let got = window_text(&path, bytes.len() as u64).unwrap();
             assert_eq!(got.chars().count(), expected.chars().count(), "case {case}");
-            assert!(got == expected, "case {case}: window differs from the whole decode");
+            assert!(
+                got == expected,
+                "case {case}: window differs from the whole decode"
+            );
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
