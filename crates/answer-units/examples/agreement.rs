@@ -3,11 +3,15 @@
 //!
 //! `cargo run -p earthverse-answer-units --example agreement -- <release-root> [rows.tsv]`
 //!
+//! `RULES="label_polarity=false,short_answer_max_tokens=0"` switches rule
+//! constants off or changes them (names as in `Rules`), for the variant
+//! log; `SHOW_HELD=1` also prints the held-out half.
+//!
 //! (The `earthverse units <root> --runs DIR` command reports the same
 //! figures through the package model; this example reads the JSON directly.)
 
 use earthverse_answer_units::{
-    agreement, extract_tolerances, is_tuning_event, score_answer, Agreement, RunPair,
+    agreement, extract_tolerances, is_tuning_event, score_answer, Agreement, Rules, RunPair,
     ScoringContext,
 };
 use serde_json::Value;
@@ -29,8 +33,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let id = task["task_id"].as_str().unwrap_or_default().to_owned();
         let event = task["event_id"].as_str().unwrap_or_default().to_owned();
         let gt = &task["ground_truth"];
-        let ctx = ScoringContext::new(task["question"].as_str().unwrap_or_default())
+        let mut ctx = ScoringContext::new(task["question"].as_str().unwrap_or_default())
             .with_tolerances(extract_tolerances(gt))?;
+        ctx.rules = rules_from_env()?;
         tasks.insert(id, (gt["primary_gt"].clone(), ctx, event));
     }
     let mut sets: [Vec<RunPair>; 3] = Default::default();
@@ -150,4 +155,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         f.write_all(rows.as_bytes())?;
     }
     Ok(())
+}
+
+/// The default rules with the `RULES` environment overrides applied.
+fn rules_from_env() -> Result<Rules, Box<dyn std::error::Error>> {
+    let mut rules = Rules::default();
+    let spec = std::env::var("RULES").unwrap_or_default();
+    for item in spec.split(',').filter(|s| !s.trim().is_empty()) {
+        let (name, value) = item.split_once('=').ok_or("RULES: name=value")?;
+        let value = value.trim();
+        match name.trim() {
+            "long_text_min_recall" => rules.long_text_min_recall = value.parse()?,
+            "label_min_recall" => rules.label_min_recall = value.parse()?,
+            "identifier_min_jaccard" => rules.identifier_min_jaccard = value.parse()?,
+            "loose_required" => rules.loose_required = value.parse()?,
+            "fuzzy_keys" => rules.fuzzy_keys = value.parse()?,
+            "short_answer_max_tokens" => rules.short_answer_max_tokens = value.parse()?,
+            "short_answer_min_recall" => rules.short_answer_min_recall = value.parse()?,
+            "label_polarity" => rules.label_polarity = value.parse()?,
+            "skip_given_row_labels" => rules.skip_given_row_labels = value.parse()?,
+            "min_counted_share" => rules.min_counted_share = value.parse()?,
+            other => return Err(format!("RULES: unknown rule {other}").into()),
+        }
+    }
+    Ok(rules)
 }

@@ -25,7 +25,16 @@ pub struct SystemAgreement {
     pub ours: f64,
     /// The published mean unit accuracy.
     pub published: f64,
+    /// Standard error of the mean per-run difference (ours − published), in
+    /// points (0 for a single run): a gap within about two of these is
+    /// within sampling noise.
+    pub gap_se: f64,
 }
+
+/// Systems with fewer runs than this are listed, but left out of
+/// [`Agreement::max_system_gap_min_runs`]: with 2–8 runs a per-system mean
+/// moves by several points with a single run.
+pub const MIN_RUNS_FOR_SYSTEM_GAP: usize = 10;
 
 /// Agreement figures over a set of runs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,6 +55,9 @@ pub struct Agreement {
     pub within10: f64,
     /// Largest |ours − published| among per-system means.
     pub max_system_gap: f64,
+    /// Largest |ours − published| among systems with at least
+    /// [`MIN_RUNS_FOR_SYSTEM_GAP`] runs (0 when there is none).
+    pub max_system_gap_min_runs: f64,
     /// Pearson correlation of the per-system means.
     pub system_pearson: f64,
     /// Per-system means, sorted by system name.
@@ -86,20 +98,24 @@ pub fn agreement(pairs: &[RunPair]) -> Agreement {
             100.0 * diffs.iter().filter(|d| d.abs() <= limit + 1e-9).count() as f64 / n as f64
         }
     };
-    let mut groups: BTreeMap<&str, (usize, f64, f64)> = BTreeMap::new();
+    let mut groups: BTreeMap<&str, (usize, f64, f64, Vec<f64>)> = BTreeMap::new();
     for p in pairs {
-        let g = groups.entry(p.system.as_str()).or_insert((0, 0.0, 0.0));
+        let g = groups
+            .entry(p.system.as_str())
+            .or_insert((0, 0.0, 0.0, Vec::new()));
         g.0 += 1;
         g.1 += p.ours;
         g.2 += p.published;
+        g.3.push(p.ours - p.published);
     }
     let per_system: Vec<SystemAgreement> = groups
         .into_iter()
-        .map(|(system, (runs, o, p))| SystemAgreement {
+        .map(|(system, (runs, o, p, d))| SystemAgreement {
             system: system.to_owned(),
             runs,
             ours: o / runs as f64,
             published: p / runs as f64,
+            gap_se: standard_error(&d),
         })
         .collect();
     let sys_ours: Vec<f64> = per_system.iter().map(|s| s.ours).collect();
@@ -116,9 +132,26 @@ pub fn agreement(pairs: &[RunPair]) -> Agreement {
             .iter()
             .map(|s| (s.ours - s.published).abs())
             .fold(0.0, f64::max),
+        max_system_gap_min_runs: per_system
+            .iter()
+            .filter(|s| s.runs >= MIN_RUNS_FOR_SYSTEM_GAP)
+            .map(|s| (s.ours - s.published).abs())
+            .fold(0.0, f64::max),
         system_pearson: pearson(&sys_ours, &sys_pub),
         per_system,
     }
+}
+
+/// Standard error of the mean (sample standard deviation over √n); 0 for
+/// fewer than two values.
+fn standard_error(values: &[f64]) -> f64 {
+    let n = values.len();
+    if n < 2 {
+        return 0.0;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
+    (var / n as f64).sqrt()
 }
 
 /// Pearson correlation; 0 when either side is constant or the lengths differ.
@@ -187,5 +220,7 @@ mod tests {
         assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
         assert_eq!(pearson(&[1.0, 1.0], &[1.0, 2.0]), 0.0);
         assert_eq!(ranks(&[10.0, 20.0, 10.0]), vec![1.5, 3.0, 1.5]);
+        assert_eq!(standard_error(&[1.0]), 0.0);
+        assert!((standard_error(&[1.0, 3.0]) - 1.0).abs() < 1e-12);
     }
 }

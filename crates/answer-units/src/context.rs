@@ -2,9 +2,11 @@
 
 use crate::matching::Rules;
 use crate::normalize::normalize_key;
+use crate::units::QuestionIndex;
 use crate::{Error, Result};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, PoisonError};
 
 /// The question (to find which units its answer template asks for) and the
 /// task's numeric tolerances keyed by normalised ground-truth key.
@@ -16,6 +18,80 @@ pub struct ScoringContext {
     pub tolerances: BTreeMap<String, f64>,
     /// The matching constants (defaults chosen on the tuning events).
     pub rules: Rules,
+    /// Question lookups reused by every answer scored with this context.
+    pub(crate) cache: QuestionCache,
+}
+
+/// What the scorer derives from the question (its prepared forms, and
+/// whether it names a key or a value), kept across the answers scored with
+/// one context and rebuilt when the question or the rules change. Clones
+/// start empty; it never takes part in equality.
+#[derive(Default)]
+pub(crate) struct QuestionCache {
+    inner: Mutex<Option<CachedQuestion>>,
+}
+
+struct CachedQuestion {
+    question: String,
+    loose: bool,
+    index: QuestionIndex,
+    answers: HashMap<String, bool>,
+}
+
+impl QuestionCache {
+    fn with<R>(&self, ctx: &ScoringContext, f: impl FnOnce(&mut CachedQuestion) -> R) -> R {
+        let mut guard = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        let stale = guard
+            .as_ref()
+            .is_none_or(|c| c.loose != ctx.rules.loose_required || c.question != ctx.question);
+        if stale {
+            *guard = Some(CachedQuestion {
+                question: ctx.question.clone(),
+                loose: ctx.rules.loose_required,
+                index: QuestionIndex::new(ctx),
+                answers: HashMap::new(),
+            });
+        }
+        match guard.as_mut() {
+            Some(cached) => f(cached),
+            None => unreachable!("filled above"),
+        }
+    }
+
+    /// A yes/no fact about the question, computed once per `key`.
+    pub(crate) fn memo(
+        &self,
+        ctx: &ScoringContext,
+        key: String,
+        compute: impl FnOnce(&QuestionIndex) -> bool,
+    ) -> bool {
+        self.with(ctx, |c| {
+            if let Some(&known) = c.answers.get(&key) {
+                return known;
+            }
+            let value = compute(&c.index);
+            c.answers.insert(key, value);
+            value
+        })
+    }
+}
+
+impl Clone for QuestionCache {
+    fn clone(&self) -> Self {
+        QuestionCache::default()
+    }
+}
+
+impl PartialEq for QuestionCache {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for QuestionCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QuestionCache")
+    }
 }
 
 impl ScoringContext {
@@ -25,6 +101,7 @@ impl ScoringContext {
             question: question.into(),
             tolerances: BTreeMap::new(),
             rules: Rules::default(),
+            cache: QuestionCache::default(),
         }
     }
 

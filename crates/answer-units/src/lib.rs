@@ -36,7 +36,10 @@ mod score;
 mod units;
 mod values;
 
-pub use agreement::{agreement, is_tuning_event, pearson, Agreement, RunPair, SystemAgreement};
+pub use agreement::{
+    agreement, is_tuning_event, pearson, Agreement, RunPair, SystemAgreement,
+    MIN_RUNS_FOR_SYSTEM_GAP,
+};
 pub use context::{extract_tolerances, ScoringContext};
 pub use count::count_units;
 pub use error::{Error, Result};

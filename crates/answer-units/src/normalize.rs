@@ -110,7 +110,12 @@ pub fn normalize_text(text: &str) -> String {
 
 /// Tokens of normalised text without stop words, in order, with duplicates.
 pub(crate) fn tokens(text: &str) -> Vec<String> {
-    normalize_text(text)
+    tokens_of_normalized(&normalize_text(text))
+}
+
+/// [`tokens`] of text already passed through [`normalize_text`].
+pub(crate) fn tokens_of_normalized(normalized: &str) -> Vec<String> {
+    normalized
         .split(' ')
         .filter(|t| !t.is_empty() && !STOP_WORDS.contains(t))
         .map(str::to_owned)

@@ -32,10 +32,10 @@
 //! contains) as whole words are tried last (`index_value` ↔
 //! `physical_index.value`).
 
-use crate::matching::{is_distinctive, match_scalar, Expected, Mode, ProseText};
-use crate::normalize::normalize_key;
+use crate::matching::{is_distinctive, match_scalar, Candidate, Expected, Mode, ProseText};
+use crate::normalize::{contains_word, normalize_key};
 use crate::parse::{parse_answer, parse_answer_text, ParseReport, ParsedAnswer};
-use crate::units::{is_required, join_key, QuestionIndex, UnitKind, MAX_DEPTH, META_KEYS};
+use crate::units::{is_required, join_key, UnitKind, MAX_DEPTH, META_KEYS};
 use crate::values::number_parts;
 use crate::ScoringContext;
 use serde::Serialize;
@@ -64,6 +64,10 @@ pub struct UnitLedgerEntry {
     pub required: bool,
     /// The unit sits under a scoring-metadata key.
     pub meta: bool,
+    /// The unit is a row label the question itself gives (a string field of
+    /// a list row whose value the question names as a whole word): not an
+    /// answer unit, unless nothing else counts (see [`crate::Rules`]).
+    pub given: bool,
     /// The answer value compared (the matching one, else the first aligned one).
     pub found: Option<Value>,
     /// Where `found` sits in the answer (`$` is the root).
@@ -95,7 +99,8 @@ pub struct UnitScore {
     /// scalar, list of scalars, or subtree at depth two of `primary_gt` is
     /// one unit credited with the share of its counted units matched); a
     /// unit counts when the question names it or it matched, a group when
-    /// one of its units counts.
+    /// one of its units counts; the denominator is at least
+    /// [`crate::Rules::min_counted_share`] of all answer groups.
     /// This is the reading compared with the published `unit_accuracy`.
     pub u_required: f64,
     /// Judge-like U at leaf level: matched over counted units (the
@@ -135,11 +140,9 @@ pub fn score_answer_text(gt: &Value, answer: &str, ctx: &ScoringContext) -> Unit
 /// Scores an already parsed answer.
 pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> UnitScore {
     let mut scorer = Scorer {
-        required_cache: Default::default(),
         nodes: Vec::new(),
         prose: None,
         ctx,
-        question: QuestionIndex::new(ctx),
     };
     match &parsed.json {
         Some(json) => {
@@ -165,13 +168,26 @@ pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> 
         key: None,
         meta: false,
         list_element: false,
+        row_element: false,
+        row_field: false,
         depth: 0,
     };
     scorer.walk(gt, &at, &root, &root, &mut ledger);
-    summarize(ledger, parsed.report.clone())
+    summarize(ledger, parsed.report.clone(), ctx.rules.min_counted_share)
 }
 
-fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
+fn summarize(
+    mut ledger: Vec<UnitLedgerEntry>,
+    parse: ParseReport,
+    min_counted_share: f64,
+) -> UnitScore {
+    // Row labels given by the question count after all when nothing else
+    // does (an answer that only lists them is still scored on them).
+    if !ledger.iter().any(|e| e.counted) {
+        for e in ledger.iter_mut().filter(|e| e.given) {
+            e.counted = !e.meta && (e.required || e.matched);
+        }
+    }
     let units_total = ledger.len();
     let units_matched = ledger.iter().filter(|e| e.matched).count();
     let units_required = ledger.iter().filter(|e| e.required && !e.meta).count();
@@ -200,7 +216,16 @@ fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
     }
     let counted_groups: Vec<_> = groups.iter().filter(|g| g.0 > 0).collect();
     let groups_counted = counted_groups.len();
-    let u_grouped = if groups_counted == 0 {
+    // The denominator never falls below a share of the answer groups of
+    // the ground truth (meta and given units aside): an answer that covers
+    // only a few of them is not scored on those few alone.
+    let all_groups: std::collections::HashSet<&str> = ledger
+        .iter()
+        .filter(|e| !e.meta && (!e.given || e.counted))
+        .map(|e| e.group.as_str())
+        .collect();
+    let denominator = (groups_counted as f64).max(min_counted_share * all_groups.len() as f64);
+    let u_grouped = if groups_counted == 0 || denominator <= 0.0 {
         0.0
     } else {
         100.0
@@ -208,7 +233,7 @@ fn summarize(ledger: Vec<UnitLedgerEntry>, parse: ParseReport) -> UnitScore {
                 .iter()
                 .map(|g| g.1 as f64 / g.0 as f64)
                 .sum::<f64>()
-            / groups_counted as f64
+            / denominator
     };
     UnitScore {
         units_total,
@@ -248,6 +273,8 @@ pub fn strict_at_95(scores: impl IntoIterator<Item = f64>) -> f64 {
 
 struct Node<'a> {
     value: &'a Value,
+    /// The value with its text forms cached for matching.
+    cand: Candidate<'a>,
     key: Option<String>,
     path: String,
     /// One past the last descendant (preorder).
@@ -270,19 +297,17 @@ struct GtPos<'g> {
     key: Option<String>,
     meta: bool,
     list_element: bool,
+    /// This position is an object element of a list (a row).
+    row_element: bool,
+    /// This position is a field of a row.
+    row_field: bool,
     depth: usize,
 }
 
-/// `is_required` answers by (raw key, normalised key).
-type RequiredCache = std::collections::HashMap<(Option<String>, Option<String>), bool>;
-
 struct Scorer<'a> {
-    /// `is_required` answers by ground-truth key (the same keys recur).
-    required_cache: std::cell::RefCell<RequiredCache>,
     nodes: Vec<Node<'a>>,
     prose: Option<ProseText>,
     ctx: &'a ScoringContext,
-    question: QuestionIndex,
 }
 
 impl<'a> Scorer<'a> {
@@ -296,6 +321,7 @@ impl<'a> Scorer<'a> {
         let index = self.nodes.len();
         self.nodes.push(Node {
             value,
+            cand: Candidate::new(value),
             key,
             path,
             end: index + 1,
@@ -438,6 +464,8 @@ impl<'a> Scorer<'a> {
                         key: Some(nk),
                         meta,
                         list_element: false,
+                        row_element: false,
+                        row_field: at.row_element,
                         depth: at.depth + 1,
                     };
                     self.walk(v, &child, &child_hits, sc, out);
@@ -493,6 +521,8 @@ impl<'a> Scorer<'a> {
             let mut element = at.clone();
             element.path = format!("{}[{i}]", at.path);
             element.depth = at.depth + 1;
+            element.row_element = matches!(item, Value::Object(_));
+            element.row_field = false;
             match item {
                 Value::Object(_) => {
                     let mut best: Option<(usize, usize, Vec<UnitLedgerEntry>)> = None;
@@ -532,9 +562,9 @@ impl<'a> Scorer<'a> {
                         if used_leaves[j] {
                             continue;
                         }
-                        if let Some(why) = match_scalar(&expected, self.nodes[leaf].value, mode) {
+                        if let Some(why) = match_scalar(&expected, &self.nodes[leaf].cand, mode) {
                             used_leaves[j] = true;
-                            entry = Some(self.entry(scalar, &element, Some(leaf), true, why));
+                            entry = Some(self.entry(&expected, &element, Some(leaf), true, why));
                             break;
                         }
                     }
@@ -544,7 +574,7 @@ impl<'a> Scorer<'a> {
                         None => {
                             let shown = leaves.first().copied();
                             self.entry(
-                                scalar,
+                                &expected,
                                 &element,
                                 shown,
                                 false,
@@ -559,7 +589,6 @@ impl<'a> Scorer<'a> {
     }
 
     fn expected<'g>(&self, value: &'g Value, at: &GtPos<'_>) -> Expected<'g> {
-        let kind = UnitKind::of(value).unwrap_or(UnitKind::Label);
         let (abs_tolerance, half_unit) = match value {
             Value::Number(n) => {
                 let half = number_parts(n).map_or(0.0, |(_, d)| 0.5 * 10f64.powi(-(d as i32)));
@@ -572,12 +601,7 @@ impl<'a> Scorer<'a> {
             }
             _ => (0.0, 0.0),
         };
-        Expected {
-            value,
-            kind,
-            abs_tolerance,
-            half_unit,
-        }
+        Expected::of_value(value, abs_tolerance, half_unit)
     }
 
     fn score_scalar(&self, value: &Value, at: &GtPos<'_>, hits: &[usize]) -> UnitLedgerEntry {
@@ -591,8 +615,8 @@ impl<'a> Scorer<'a> {
             rules: &self.ctx.rules,
         };
         for &leaf in &leaves {
-            if let Some(why) = match_scalar(&expected, self.nodes[leaf].value, mode) {
-                return self.entry(value, at, Some(leaf), true, why);
+            if let Some(why) = match_scalar(&expected, &self.nodes[leaf].cand, mode) {
+                return self.entry(&expected, at, Some(leaf), true, why);
             }
         }
         let why = if leaves.is_empty() {
@@ -600,16 +624,16 @@ impl<'a> Scorer<'a> {
         } else {
             "aligned value differs".to_owned()
         };
-        self.entry(value, at, leaves.first().copied(), false, why)
+        self.entry(&expected, at, leaves.first().copied(), false, why)
     }
 
     fn fallback(&self, value: &Value, at: &GtPos<'_>) -> UnitLedgerEntry {
         let expected = self.expected(value, at);
         if let Some(prose) = &self.prose {
             return match prose.find(&expected) {
-                Some(why) => self.entry(value, at, None, true, why),
+                Some(why) => self.entry(&expected, at, None, true, why),
                 None => self.entry(
-                    value,
+                    &expected,
                     at,
                     None,
                     false,
@@ -618,11 +642,11 @@ impl<'a> Scorer<'a> {
             };
         }
         if self.nodes.is_empty() {
-            return self.entry(value, at, None, false, "empty answer".to_owned());
+            return self.entry(&expected, at, None, false, "empty answer".to_owned());
         }
         if !is_distinctive(value) {
             return self.entry(
-                value,
+                &expected,
                 at,
                 None,
                 false,
@@ -637,9 +661,9 @@ impl<'a> Scorer<'a> {
             if !node.is_scalar() {
                 continue;
             }
-            if let Some(why) = match_scalar(&expected, node.value, mode) {
+            if let Some(why) = match_scalar(&expected, &node.cand, mode) {
                 return self.entry(
-                    value,
+                    &expected,
                     at,
                     Some(i),
                     true,
@@ -648,7 +672,7 @@ impl<'a> Scorer<'a> {
             }
         }
         self.entry(
-            value,
+            &expected,
             at,
             None,
             false,
@@ -658,24 +682,34 @@ impl<'a> Scorer<'a> {
 
     fn entry(
         &self,
-        value: &Value,
+        expected: &Expected<'_>,
         at: &GtPos<'_>,
         found: Option<usize>,
         matched: bool,
         why: String,
     ) -> UnitLedgerEntry {
-        let cache_key = (at.raw_key.map(str::to_owned), at.key.clone());
-        let cached = self.required_cache.borrow().get(&cache_key).copied();
-        let required = match cached {
-            Some(r) => r,
-            None => {
-                let r = is_required(at.raw_key, at.key.as_deref(), &self.question);
-                self.required_cache.borrow_mut().insert(cache_key, r);
-                r
-            }
+        // Whether the question names the key, and whether it gives a row
+        // label, depend only on the question: asked once per context.
+        let ctx = self.ctx;
+        let required = match at.raw_key {
+            None => true,
+            Some(raw) => ctx.cache.memo(
+                ctx,
+                format!("key\u{0}{raw}\u{0}{}", at.key.as_deref().unwrap_or("")),
+                |q| is_required(at.raw_key, at.key.as_deref(), q),
+            ),
         };
-        let expected = self.expected(value, at);
+        let value = expected.value;
         let tolerance = matches!(value, Value::Number(_)).then_some(expected.abs_tolerance);
+        let given = ctx.rules.skip_given_row_labels
+            && at.row_field
+            && !at.list_element
+            && value.as_str().is_some_and(|s| {
+                !s.trim().is_empty()
+                    && ctx.cache.memo(ctx, format!("value\u{0}{s}"), |q| {
+                        contains_word(&q.lower, s)
+                    })
+            });
         UnitLedgerEntry {
             path: at.path.clone(),
             group: at.group.clone().unwrap_or_else(|| at.path.clone()),
@@ -686,10 +720,11 @@ impl<'a> Scorer<'a> {
             tolerance,
             required,
             meta: at.meta,
+            given,
             found: found.map(|i| self.nodes[i].value.clone()),
             found_at: found.map(|i| self.nodes[i].path.clone()),
             matched,
-            counted: !at.meta && (required || matched),
+            counted: !at.meta && !given && (required || matched),
             why,
         }
     }

@@ -77,6 +77,25 @@ fn scoring_rules() {
 }
 
 #[test]
+fn row_labels_given_by_the_question_are_not_units() {
+    let q = "Build a ledger with rows `wind_check` and `rain_check`: {\"rows\": [{\"test\", \"value\"}]}";
+    let gt = json!({"rows": [{"test": "wind_check", "value": 12.5}, {"test": "rain_check", "value": 3.25}]});
+    // Row labels echoed, values wrong: nothing earned for restating the question.
+    let echo =
+        json!({"rows": [{"test": "wind_check", "value": 0}, {"test": "rain_check", "value": 0}]});
+    let ctx = ScoringContext::new(q);
+    let score = score_answer(&gt, &echo, &ctx);
+    assert_eq!(score.u_required, 0.0, "{:#?}", score.ledger);
+    assert!(score.ledger.iter().filter(|e| e.given).all(|e| !e.counted));
+    assert_eq!(score.ledger.iter().filter(|e| e.given).count(), 2);
+    // The exact answer still scores 100, and the labels count when nothing else does.
+    check(gt.clone(), gt.clone(), q, (100.0, 100.0));
+    let only_labels = json!({"test": "wind_check"});
+    let gt_labels = json!({"rows": [{"test": "wind_check"}]});
+    check(gt_labels, only_labels, q, (100.0, 100.0));
+}
+
+#[test]
 fn prose_and_fenced_answers() {
     let gt = json!({"peak_c": 35.5, "label": "very_high"});
     let ctx = ScoringContext::new("peak_c label");
