@@ -69,7 +69,8 @@ pub use error::{PackageError, Result};
 pub use evidence::{resolve, AccessError, ResolvedPath};
 pub use labels::{CapabilityDimension, DifficultyLevel, EvaluationMode, HazardFamily};
 pub use release::{
-    load_recorded_runs, load_recorded_runs_with_errors, LoadError, RecordedRunEntry, Release,
+    load_recorded_answers_with_errors, load_recorded_runs, load_recorded_runs_with_errors,
+    LoadError, RecordedAnswer, RecordedAnswerEntry, RecordedRunEntry, Release,
 };
 pub use run::{RecordedRun, RecordedToolCall, RunDiagnostics, RunScores};
 pub use sniff::{sniff_bytes, sniff_file, FileKind};

@@ -12,8 +12,9 @@
 //! as a [`LoadError`] naming the file and the JSON field.
 
 use crate::error::{PackageError, Result};
-use crate::run::RecordedRun;
+use crate::run::{RecordedRun, RunScores};
 use crate::task::Task;
+use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -72,6 +73,11 @@ pub fn parse_json_record<T: DeserializeOwned>(
     path: &Path,
     bytes: &[u8],
 ) -> std::result::Result<T, LoadError> {
+    // Fast path: a plain parse. Only a failing record is parsed again with
+    // path tracking, to name the field at fault.
+    if let Ok(value) = serde_json::from_slice::<T>(bytes) {
+        return Ok(value);
+    }
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let mut track = serde_path_to_error::Track::new();
     let tracked = serde_path_to_error::Deserializer::new(&mut deserializer, &mut track);
@@ -128,8 +134,13 @@ impl Release {
         files.sort();
         let mut tasks = Vec::with_capacity(files.len());
         let mut load_errors = Vec::new();
-        for path in files {
-            match read_json_record::<Task>(&path) {
+        // Parsed in parallel, kept in file order.
+        let parsed: Vec<_> = files
+            .par_iter()
+            .map(|path| read_json_record::<Task>(path))
+            .collect();
+        for result in parsed {
+            match result {
                 Ok(task) => tasks.push(task),
                 Err(e) => {
                     tracing::warn!(error = %e, "task file not loaded");
@@ -265,6 +276,68 @@ pub fn load_recorded_runs(dir: &Path) -> Result<Vec<RecordedRunEntry>> {
 pub fn load_recorded_runs_with_errors(
     dir: &Path,
 ) -> Result<(Vec<RecordedRunEntry>, Vec<LoadError>)> {
+    load_run_files(dir, |system_id, path, run: RecordedRun| RecordedRunEntry {
+        system_id,
+        task_id: run.task_id.clone(),
+        path,
+        run,
+    })
+}
+
+/// What answer scoring reads of a recorded run: the task, the final answer
+/// and the published scores. Parsing only these fields (the tool calls and
+/// their outputs are skipped without being kept) makes loading all runs of
+/// a release several times cheaper than [`RecordedRun`].
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+pub struct RecordedAnswer {
+    /// The task, e.g. `CSX-001_Q1`.
+    pub task_id: String,
+    /// The published judge scores.
+    #[serde(default)]
+    pub scores: RunScores,
+    /// The final answer: an object, or a string when the system did not
+    /// produce parseable JSON.
+    #[serde(default)]
+    pub final_answer: serde_json::Value,
+}
+
+/// One recorded run's answer and where it came from.
+#[derive(Debug, Clone)]
+pub struct RecordedAnswerEntry {
+    /// The system id (the folder name).
+    pub system_id: String,
+    /// The file.
+    pub path: PathBuf,
+    /// The task, final answer and published scores.
+    pub answer: RecordedAnswer,
+}
+
+/// Loads the answers and published scores of recorded runs (the same
+/// directories and order as [`load_recorded_runs_with_errors`]), without
+/// the rest of each run.
+pub fn load_recorded_answers_with_errors(
+    dir: &Path,
+) -> Result<(Vec<RecordedAnswerEntry>, Vec<LoadError>)> {
+    load_run_files(dir, |system_id, path, answer: RecordedAnswer| {
+        RecordedAnswerEntry {
+            system_id,
+            path,
+            answer,
+        }
+    })
+}
+
+/// Finds the run files below `dir` (see [`load_recorded_runs`]), parses
+/// them in parallel as `T`, builds entries with `make` and sorts them by
+/// system, then task id. Files that fail to load come back in file order.
+fn load_run_files<T, E>(
+    dir: &Path,
+    make: impl Fn(String, PathBuf, T) -> E + Sync,
+) -> Result<(Vec<E>, Vec<LoadError>)>
+where
+    T: DeserializeOwned + Send,
+    E: Send + RunEntryKey,
+{
     let nested = dir.join("trajectories");
     let dir = if nested.is_dir() {
         nested
@@ -286,39 +359,56 @@ pub fn load_recorded_runs_with_errors(
         system_dirs = vec![dir.clone()];
     }
     system_dirs.sort();
-    let mut runs = Vec::new();
-    let mut errors = Vec::new();
+    let mut files = Vec::new();
     for system_dir in system_dirs {
         let system_id = system_dir
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let mut files = Vec::new();
+        let mut found = Vec::new();
         for entry in std::fs::read_dir(&system_dir).map_err(|e| PackageError::io(&system_dir, e))? {
             let entry = entry.map_err(|e| PackageError::io(&system_dir, e))?;
             let path = entry.path();
             if path.is_file() && path.extension().is_some_and(|x| x == "json") {
-                files.push(path);
+                found.push(path);
             }
         }
-        files.sort();
-        for path in files {
-            match read_json_record::<RecordedRun>(&path) {
-                Ok(run) => runs.push(RecordedRunEntry {
-                    system_id: system_id.clone(),
-                    task_id: run.task_id.clone(),
-                    path,
-                    run,
-                }),
-                Err(e) => {
-                    tracing::warn!(error = %e, "recorded run not loaded");
-                    errors.push(e);
-                }
+        found.sort();
+        files.extend(found.into_iter().map(|p| (system_id.clone(), p)));
+    }
+    // Parsed in parallel, kept in file order.
+    let parsed: Vec<std::result::Result<E, LoadError>> = files
+        .into_par_iter()
+        .map(|(system_id, path)| read_json_record::<T>(&path).map(|v| make(system_id, path, v)))
+        .collect();
+    let mut runs = Vec::with_capacity(parsed.len());
+    let mut errors = Vec::new();
+    for result in parsed {
+        match result {
+            Ok(entry) => runs.push(entry),
+            Err(e) => {
+                tracing::warn!(error = %e, "recorded run not loaded");
+                errors.push(e);
             }
         }
     }
-    runs.sort_by(|a, b| {
-        (a.system_id.as_str(), a.task_id.as_str()).cmp(&(b.system_id.as_str(), b.task_id.as_str()))
-    });
+    runs.sort_by(|a, b| a.key().cmp(&b.key()));
     Ok((runs, errors))
+}
+
+/// The (system, task) order of loaded run entries.
+trait RunEntryKey {
+    fn key(&self) -> (&str, &str);
+}
+
+impl RunEntryKey for RecordedRunEntry {
+    fn key(&self) -> (&str, &str) {
+        (self.system_id.as_str(), self.task_id.as_str())
+    }
+}
+
+impl RunEntryKey for RecordedAnswerEntry {
+    fn key(&self) -> (&str, &str) {
+        (self.system_id.as_str(), self.answer.task_id.as_str())
+    }
 }
