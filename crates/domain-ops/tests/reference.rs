@@ -61,6 +61,45 @@ fn write_netcdf(path: &Path, values: &[f64]) {
     v.put_values(values, ..).unwrap();
 }
 
+/// float32 (time 3, lat [0, 60], lon 2) with `_FillValue` −999, NaN, ±inf
+/// and values beyond ±9e35: `x` plain, `p` the same raw values packed with
+/// scale_factor 2 and add_offset 1. Per cell over time: cell 0 = 1, 3, 5;
+/// cell 1 = fill, 2, fill; cell 2 = NaN, 1e36, inf (no valid value);
+/// cell 3 = 4, 6, 8 (and −1e37 never appears as valid).
+fn write_netcdf_gappy(path: &Path) {
+    let mut f = netcdf::create(path).unwrap();
+    f.add_dimension("time", 3).unwrap();
+    f.add_dimension("lat", 2).unwrap();
+    f.add_dimension("lon", 2).unwrap();
+    let mut lat = f.add_variable::<f64>("lat", &["lat"]).unwrap();
+    lat.put_values(&[0.0, 60.0], ..).unwrap();
+    let raw: [f32; 12] = [
+        1.0,
+        -999.0,
+        f32::NAN,
+        4.0,
+        3.0,
+        2.0,
+        1.0e36,
+        6.0,
+        5.0,
+        -999.0,
+        f32::INFINITY,
+        8.0,
+    ];
+    for (name, packed) in [("x", false), ("p", true)] {
+        let mut v = f
+            .add_variable::<f32>(name, &["time", "lat", "lon"])
+            .unwrap();
+        v.put_attribute("_FillValue", -999.0f32).unwrap();
+        if packed {
+            v.put_attribute("scale_factor", 2.0f32).unwrap();
+            v.put_attribute("add_offset", 1.0f32).unwrap();
+        }
+        v.put_values(&raw, ..).unwrap();
+    }
+}
+
 fn package() -> &'static Package {
     static PKG: OnceLock<Package> = OnceLock::new();
     PKG.get_or_init(|| {
@@ -78,6 +117,7 @@ fn package() -> &'static Package {
         );
         write_netcdf(&data.join("field.nc"), &(1..=12).map(f64::from).collect::<Vec<_>>());
         write_netcdf(&data.join("clim.nc"), &[2.0; 12]);
+        write_netcdf_gappy(&data.join("gappy.nc"));
         let img = image::RgbImage::from_fn(2, 1, |x, _| if x == 0 { image::Rgb([255, 0, 0]) } else { image::Rgb([0, 0, 255]) });
         img.save(data.join("photo.png")).unwrap();
         std::fs::write(
@@ -751,6 +791,27 @@ fn raster_and_earth_observation() {
         6.0,
         1e-12,
     );
+    // per-cell stats skip fill, NaN, inf and |x| > 9e35; cell 2 has none
+    // valid. cos-lat weights 1, 1, (cell 2 skipped), 0.5:
+    // mean [3, 2, –, 6] → (3 + 2 + 3)/2.5 = 3.2; max [5, 2, –, 8] → 4.4;
+    // min [1, 2, –, 4] → 2; packed (2x + 1) mean [7, 5, –, 13] → 7.4
+    for (var, stat, wmean, min, max) in [
+        ("x", "mean", 3.2, 2.0, 6.0),
+        ("x", "max", 4.4, 2.0, 8.0),
+        ("x", "min", 2.0, 1.0, 4.0),
+        ("p", "mean", 7.4, 5.0, 13.0),
+        ("p", "max", 9.8, 5.0, 17.0),
+    ] {
+        let v = run(
+            "netcdf_time_stat",
+            json!({"path": "data/gappy.nc", "variable": var, "stat": stat}),
+        );
+        close(&v, "weighted_mean", wmean, 1e-12);
+        close(&v, "min", min, 0.0);
+        close(&v, "max", max, 0.0);
+        close(&v, "valid_count", 3.0, 0.0);
+        close(&v, "valid_fraction", 0.75, 0.0);
+    }
     close(
         &run(
             "netcdf_anomaly",
