@@ -4,10 +4,10 @@
 use anyhow::Context;
 use earthverse_answer_units::{
     agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
-    strict_at_95, Agreement, RunPair, ScoringContext, UnitLedgerEntry,
+    strict_at_95, Agreement, RunPair, ScoringContext, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 use earthverse_package_model::{
-    load_recorded_runs_with_errors, RecordedRunEntry, Release, Task, ToleranceRule,
+    load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task, ToleranceRule,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -177,7 +177,8 @@ fn count(release: &Release, json: bool) -> anyhow::Result<ExitCode> {
 }
 
 fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::Result<ExitCode> {
-    let (entries, errors) = load_recorded_runs_with_errors(dir)
+    // Only the answers and published scores are read of each run.
+    let (entries, errors) = load_recorded_answers_with_errors(dir)
         .with_context(|| format!("loading recorded runs from {}", dir.display()))?;
     let mut skipped: Vec<String> = errors.iter().map(|e| format!("{e:?}")).collect();
     let mut contexts: BTreeMap<&str, (&Task, ScoringContext)> = BTreeMap::new();
@@ -187,12 +188,12 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
     // Scoring is pure: score the runs on all cores, in order-preserving chunks.
     let mut known = Vec::with_capacity(entries.len());
     for entry in &entries {
-        match contexts.get(entry.task_id.as_str()) {
+        match contexts.get(entry.answer.task_id.as_str()) {
             Some((task, ctx)) => known.push((entry, *task, ctx)),
             None => skipped.push(format!(
                 "{}: task {} is not in the release",
                 entry.path.display(),
-                entry.task_id
+                entry.answer.task_id
             )),
         }
     }
@@ -252,16 +253,20 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
 }
 
 fn score_run(
-    entry: &RecordedRunEntry,
+    entry: &RecordedAnswerEntry,
     task: &Task,
     ctx: &ScoringContext,
     with_ledger: bool,
 ) -> RunUnits {
-    let score = score_answer(&task.ground_truth.primary_gt, &entry.run.final_answer, ctx);
-    let scores = &entry.run.scores;
+    let score = score_answer(
+        &task.ground_truth.primary_gt,
+        &entry.answer.final_answer,
+        ctx,
+    );
+    let scores = &entry.answer.scores;
     RunUnits {
         system: entry.system_id.clone(),
-        task_id: entry.task_id.clone(),
+        task_id: entry.answer.task_id.clone(),
         event_id: task.event_id.clone(),
         half: if is_tuning_event(&task.event_id) {
             "tuning"
@@ -327,8 +332,8 @@ fn print_runs(report: &RunsReport, ledger: bool) {
     println!();
     let line = |name: &str, a: &Agreement| {
         println!(
-            "{name:<22} runs {:4}  MAE {:5.2}  bias {:+5.2}  Pearson {:.3}  Spearman {:.3}  within5 {:5.1}%  within10 {:5.1}%  max system gap {:.2}",
-            a.runs, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10, a.max_system_gap
+            "{name:<22} runs {:4}  MAE {:5.2}  bias {:+5.2}  Pearson {:.3}  Spearman {:.3}  within5 {:5.1}%  within10 {:5.1}%  max system gap {:.2} (systems with ≥ {MIN_RUNS_FOR_SYSTEM_GAP} runs: {:.2})",
+            a.runs, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10, a.max_system_gap, a.max_system_gap_min_runs
         );
     };
     line("U_req vs published", &report.agreement);
@@ -339,18 +344,28 @@ fn print_runs(report: &RunsReport, ledger: bool) {
         "Strict@95: ours (U_req) {:.1}%, ours (U_all) {:.1}%, published {:.1}%",
         report.strict95.ours_u_required, report.strict95.ours_u_all, report.strict95.published
     );
-    println!(
-        "\n{:<24} {:>5} {:>8} {:>10} {:>7}",
-        "system", "runs", "ours", "published", "Δ"
-    );
-    for s in &report.agreement.per_system {
+    for (title, a) in [
+        ("all runs", &report.agreement),
+        ("held-out events", &report.agreement_held_out),
+    ] {
         println!(
-            "{:<24} {:>5} {:>8.2} {:>10.2} {:>+7.2}",
-            s.system,
-            s.runs,
-            s.ours,
-            s.published,
-            s.ours - s.published
+            "\n{title}: per-system means (± standard error of the mean difference; \
+             systems with fewer than {MIN_RUNS_FOR_SYSTEM_GAP} runs are listed but noisy)"
         );
+        println!(
+            "{:<24} {:>5} {:>8} {:>10} {:>7} {:>6}",
+            "system", "runs", "ours", "published", "Δ", "±SE"
+        );
+        for s in &a.per_system {
+            println!(
+                "{:<24} {:>5} {:>8.2} {:>10.2} {:>+7.2} {:>6.2}",
+                s.system,
+                s.runs,
+                s.ours,
+                s.published,
+                s.ours - s.published,
+                s.gap_se
+            );
+        }
     }
 }
