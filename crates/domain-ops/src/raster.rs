@@ -132,7 +132,26 @@ mod gdal_io {
     use gdal::Dataset;
 
     pub fn open(path: &Path) -> std::result::Result<Dataset, String> {
+        limit_block_cache();
         Dataset::open(path).map_err(|e| format!("GDAL cannot open: {e}"))
+    }
+
+    /// GDAL's block cache defaults to 5% of RAM, so one streamed pass over
+    /// a 400 MB raster would leave all of it resident. The operations read
+    /// each block once (row blocks) or a few pixels, for which 64 MB is
+    /// plenty; a `GDAL_CACHEMAX` the user set (environment or GDAL config)
+    /// is left alone. GDAL reads the setting when its cache is first used.
+    fn limit_block_cache() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let configured = std::env::var_os("GDAL_CACHEMAX").is_some()
+                || !gdal::config::get_config_option("GDAL_CACHEMAX", "")
+                    .unwrap_or_default()
+                    .is_empty();
+            if !configured {
+                let _ = gdal::config::set_config_option("GDAL_CACHEMAX", "64");
+            }
+        });
     }
 
     pub fn grid(ds: &Dataset) -> GridInfo {
@@ -169,7 +188,7 @@ mod gdal_io {
             let buf = b
                 .read_as::<f64>((0, y as isize), (w, n), (w, n), None)
                 .map_err(|e| format!("read rows {y}..{}: {e}", y + n))?;
-            let mut data = buf.data().to_vec();
+            let (_, mut data) = buf.into_shape_and_vec();
             if let Some(nd) = nodata {
                 for v in &mut data {
                     if *v == nd || (nd.is_nan() && v.is_nan()) {
