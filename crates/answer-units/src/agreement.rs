@@ -125,7 +125,7 @@ pub fn agreement(pairs: &[RunPair]) -> Agreement {
         mae: mean(&diffs.iter().map(|d| d.abs()).collect::<Vec<_>>()),
         bias: mean(&diffs),
         pearson: pearson(&ours, &published),
-        spearman: pearson(&ranks(&ours), &ranks(&published)),
+        spearman: spearman(&ours, &published),
         within5: share(5.0),
         within10: share(10.0),
         max_system_gap: per_system
@@ -154,11 +154,14 @@ fn standard_error(values: &[f64]) -> f64 {
     (var / n as f64).sqrt()
 }
 
-/// Pearson correlation; 0 when either side is constant or the lengths differ.
+/// Pearson correlation; NaN (undefined) when there are fewer than two
+/// pairs, either side is constant, or the lengths differ. The one
+/// implementation of the workspace's agreement figures (the rubric judge
+/// uses it too).
 pub fn pearson(x: &[f64], y: &[f64]) -> f64 {
     let n = x.len();
     if n < 2 || y.len() != n {
-        return 0.0;
+        return f64::NAN;
     }
     let mx = x.iter().sum::<f64>() / n as f64;
     let my = y.iter().sum::<f64>() / n as f64;
@@ -169,10 +172,16 @@ pub fn pearson(x: &[f64], y: &[f64]) -> f64 {
         syy += (b - my) * (b - my);
     }
     if sxx <= 0.0 || syy <= 0.0 {
-        0.0
+        f64::NAN
     } else {
         sxy / (sxx * syy).sqrt()
     }
+}
+
+/// Spearman rank correlation: Pearson on ranks, ties given their average
+/// rank; NaN when undefined, as [`pearson`].
+pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
+    pearson(&ranks(x), &ranks(y))
 }
 
 /// Ranks (1-based) with ties given their average rank.
@@ -218,7 +227,9 @@ mod tests {
     #[test]
     fn correlations() {
         assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
-        assert_eq!(pearson(&[1.0, 1.0], &[1.0, 2.0]), 0.0);
+        assert!(pearson(&[1.0, 1.0], &[1.0, 2.0]).is_nan());
+        assert!(pearson(&[1.0], &[1.0]).is_nan());
+        assert!((spearman(&[1.0, 5.0, 9.0], &[2.0, 3.0, 100.0]) - 1.0).abs() < 1e-12);
         assert_eq!(ranks(&[10.0, 20.0, 10.0]), vec![1.5, 3.0, 1.5]);
         assert_eq!(standard_error(&[1.0]), 0.0);
         assert!((standard_error(&[1.0, 3.0]) - 1.0).abs() < 1e-12);

@@ -37,7 +37,7 @@ mod units;
 mod values;
 
 pub use agreement::{
-    agreement, is_tuning_event, pearson, Agreement, RunPair, SystemAgreement,
+    agreement, is_tuning_event, pearson, spearman, Agreement, RunPair, SystemAgreement,
     MIN_RUNS_FOR_SYSTEM_GAP,
 };
 pub use context::{extract_tolerances, ScoringContext};

@@ -1,6 +1,8 @@
 //! Agreement between two score series (ours vs. published): MAE, Pearson,
-//! Spearman, share within 5 and 10 points. Pure.
+//! Spearman, share within 5 and 10 points. Pure. The correlations are
+//! `earthverse-answer-units`' (one implementation in the workspace).
 
+use earthverse_answer_units::{pearson, spearman};
 use serde::{Deserialize, Serialize};
 
 /// Agreement figures of paired scores on 0–100.
@@ -20,41 +22,6 @@ pub struct Agreement {
     pub within5: f64,
     /// Share of pairs with |Δ| ≤ 10, in percent.
     pub within10: f64,
-}
-
-fn pearson(x: &[f64], y: &[f64]) -> f64 {
-    let n = x.len() as f64;
-    if x.len() < 2 {
-        return f64::NAN;
-    }
-    let mx = x.iter().sum::<f64>() / n;
-    let my = y.iter().sum::<f64>() / n;
-    let (mut sxy, mut sxx, mut syy) = (0.0, 0.0, 0.0);
-    for (a, b) in x.iter().zip(y) {
-        sxy += (a - mx) * (b - my);
-        sxx += (a - mx) * (a - mx);
-        syy += (b - my) * (b - my);
-    }
-    sxy / (sxx * syy).sqrt()
-}
-
-fn ranks(x: &[f64]) -> Vec<f64> {
-    let mut idx: Vec<usize> = (0..x.len()).collect();
-    idx.sort_by(|&a, &b| x[a].total_cmp(&x[b]));
-    let mut r = vec![0.0; x.len()];
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i;
-        while j + 1 < idx.len() && x[idx[j + 1]] == x[idx[i]] {
-            j += 1;
-        }
-        let avg = (i + j) as f64 / 2.0 + 1.0;
-        for &k in &idx[i..=j] {
-            r[k] = avg;
-        }
-        i = j + 1;
-    }
-    r
 }
 
 /// Agreement of `ours` with `published` (same length; extra items of the
@@ -87,7 +54,7 @@ pub fn agreement(ours: &[f64], published: &[f64]) -> Agreement {
         mae: diffs.iter().map(|d| d.abs()).sum::<f64>() / nf,
         bias: diffs.iter().sum::<f64>() / nf,
         pearson: pearson(x, y),
-        spearman: pearson(&ranks(x), &ranks(y)),
+        spearman: spearman(x, y),
         within5: 100.0 * diffs.iter().filter(|d| d.abs() <= 5.0 + 1e-9).count() as f64 / nf,
         within10: 100.0 * diffs.iter().filter(|d| d.abs() <= 10.0 + 1e-9).count() as f64 / nf,
     }
