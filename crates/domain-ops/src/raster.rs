@@ -536,23 +536,13 @@ mod nc {
         /// [`reduce_block`] for this case: `raw` holds k time steps of `per`
         /// cells, folded into the running sums/counts in time order.
         fn reduce_block(self, raw: &[f32], per: usize, acc: &mut [f64], cnt: &mut [u32]) {
-            const CHUNK: usize = 2048;
-            let k = raw.len() / per.max(1);
-            let mut c0 = 0;
-            while c0 < per {
-                let len = CHUNK.min(per - c0);
-                let a = &mut acc[c0..c0 + len];
-                let n = &mut cnt[c0..c0 + len];
-                for j in 0..k {
-                    let r = &raw[j * per + c0..j * per + c0 + len];
-                    for ((a, n), x) in a.iter_mut().zip(n.iter_mut()).zip(r) {
-                        let ok = *x != self.fill && x.abs() <= self.limit;
-                        *a += if ok { f64::from(*x) } else { 0.0 };
-                        *n += u32::from(ok);
-                    }
+            for_each_chunk(raw, per, acc, cnt, |a, n, r| {
+                for ((a, n), x) in a.iter_mut().zip(n.iter_mut()).zip(r) {
+                    let ok = *x != self.fill && x.abs() <= self.limit;
+                    *a += if ok { f64::from(*x) } else { 0.0 };
+                    *n += u32::from(ok);
                 }
-                c0 += len;
-            }
+            });
         }
     }
 
@@ -584,6 +574,24 @@ mod nc {
         u: &Unpack,
         stat: TimeStat,
     ) {
+        for_each_chunk(raw, per, acc, cnt, |a, n, r| match stat {
+            TimeStat::Mean => fold(a, n, r, u, |a, v| a + v),
+            TimeStat::Max => fold(a, n, r, u, f64::max),
+            TimeStat::Min => fold(a, n, r, u, f64::min),
+        });
+    }
+
+    /// Walks `raw` (k time steps of `per` cells) in cell chunks small enough
+    /// to stay in cache, calling `f(acc, cnt, values)` for each time step of
+    /// each chunk, in time order for each cell.
+    #[inline(always)]
+    fn for_each_chunk<T>(
+        raw: &[T],
+        per: usize,
+        acc: &mut [f64],
+        cnt: &mut [u32],
+        mut f: impl FnMut(&mut [f64], &mut [u32], &[T]),
+    ) {
         const CHUNK: usize = 2048;
         let k = raw.len() / per.max(1);
         let mut c0 = 0;
@@ -592,12 +600,7 @@ mod nc {
             let a = &mut acc[c0..c0 + len];
             let n = &mut cnt[c0..c0 + len];
             for j in 0..k {
-                let r = &raw[j * per + c0..j * per + c0 + len];
-                match stat {
-                    TimeStat::Mean => fold(a, n, r, u, |a, v| a + v),
-                    TimeStat::Max => fold(a, n, r, u, f64::max),
-                    TimeStat::Min => fold(a, n, r, u, f64::min),
-                }
+                f(a, n, &raw[j * per + c0..j * per + c0 + len]);
             }
             c0 += len;
         }
