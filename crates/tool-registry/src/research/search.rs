@@ -242,6 +242,9 @@ struct Window {
     len: u64,
     modified: Option<std::time::SystemTime>,
     text: String,
+    /// Whether `text` is ASCII, so its lower-cased copy has the same byte
+    /// offsets.
+    is_ascii: bool,
     /// Whether ASCII case folding of `text` finds exactly what a search in
     /// its Unicode lower-casing finds, for ASCII terms: true unless the text
     /// holds a non-ASCII character whose lower case has ASCII in it
@@ -401,7 +404,8 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
         }
     }
     let text = window_text(path, len)?;
-    let ascii_fold_exact = text.is_ascii()
+    let is_ascii = text.is_ascii();
+    let ascii_fold_exact = is_ascii
         || !LOWERS_TO_ASCII.iter().any(|c| {
             let mut buf = [0u8; 4];
             memmem::find(text.as_bytes(), c.encode_utf8(&mut buf).as_bytes()).is_some()
@@ -410,6 +414,7 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
         len,
         modified,
         text,
+        is_ascii,
         ascii_fold_exact,
         lowered: OnceLock::new(),
         trigrams: OnceLock::new(),
@@ -481,7 +486,7 @@ fn match_file(path: &Path, finders: &TermFinders<'_>) -> Option<String> {
         }
     }
     let first_hit = finders.first_hit(lowered.as_bytes())?;
-    let searched = (!w.text.is_ascii()).then_some(lowered);
+    let searched = (!w.is_ascii).then_some(lowered);
     Some(snippet(&w, searched, terms, first_hit, ascii_fold))
 }
 
@@ -575,7 +580,7 @@ fn contains_ascii_ci(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Keeps the first `max` characters of `text`, counting characters a block
-/// at a time (lead bytes are those that are not `10xxxxxx`).
+/// at a time ([`char_starts`]).
 fn truncate_chars(mut text: String, max: usize) -> String {
     if text.len() <= max {
         return text;
@@ -585,10 +590,7 @@ fn truncate_chars(mut text: String, max: usize) -> String {
     let mut chars = 0;
     let mut at = 0;
     while at + BLOCK <= bytes.len() {
-        let block = bytes[at..at + BLOCK]
-            .iter()
-            .filter(|b| (**b as i8) >= -0x40)
-            .count();
+        let block = char_starts(&bytes[at..at + BLOCK]);
         if chars + block > max {
             break;
         }
@@ -642,8 +644,13 @@ fn read_window(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
 /// holds exactly one byte that is not a UTF-8 continuation byte, and
 /// universal newlines turn each `\r\n` into one character.
 fn chars_at_least(bytes: &[u8]) -> usize {
-    let starts = bytes.iter().filter(|b| (**b as i8) >= -0x40).count();
-    starts.saturating_sub(memchr::memchr_iter(b'\r', bytes).count())
+    char_starts(bytes).saturating_sub(memchr::memchr_iter(b'\r', bytes).count())
+}
+
+/// Bytes that are not UTF-8 continuation bytes (`10xxxxxx`): the number of
+/// characters of valid UTF-8.
+fn char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| (**b as i8) >= -0x40).count()
 }
 
 /// The searched window of a file: its first 300,000 characters, decoded
