@@ -175,6 +175,10 @@ fn rules_from_env() -> Result<Rules, Box<dyn std::error::Error>> {
             "label_polarity" => rules.label_polarity = value.parse()?,
             "skip_given_row_labels" => rules.skip_given_row_labels = value.parse()?,
             "min_counted_share" => rules.min_counted_share = value.parse()?,
+            "identifiers_are_labels" => rules.identifiers_are_labels = value.parse()?,
+            "label_leads_answer" => rules.label_leads_answer = value.parse()?,
+            "merge_repeated_units" => rules.merge_repeated_units = value.parse()?,
+            "long_text_needs_shared_token" => rules.long_text_needs_shared_token = value.parse()?,
             other => return Err(format!("RULES: unknown rule {other}").into()),
         }
     }

@@ -222,6 +222,18 @@ pub struct Rules {
     /// The judge-like denominator is at least this share of the ground
     /// truth's answer groups (0 = only the counted groups).
     pub min_counted_share: f64,
+    /// A ground-truth identifier (one word joined by `_` or `-`, no
+    /// whitespace) is matched as a label however many tokens it has.
+    pub identifiers_are_labels: bool,
+    /// A label also matches an answer that starts with it and goes on
+    /// after a separator (`pass: the 288-hour window is complete`).
+    pub label_leads_answer: bool,
+    /// A counted unit repeating an earlier counted unit's key and
+    /// distinctive value is not counted again.
+    pub merge_repeated_units: bool,
+    /// An aligned answer to a long text must share at least one content
+    /// token with it (on top of [`Rules::long_text_min_recall`]).
+    pub long_text_needs_shared_token: bool,
 }
 
 impl Default for Rules {
@@ -237,6 +249,10 @@ impl Default for Rules {
             label_polarity: true,
             skip_given_row_labels: true,
             min_counted_share: 0.0,
+            identifiers_are_labels: false,
+            label_leads_answer: true,
+            merge_repeated_units: true,
+            long_text_needs_shared_token: true,
         }
     }
 }
@@ -410,7 +426,8 @@ fn match_string(
         .filter(|t| answer_tokens.contains(*t))
         .count();
     let recall = present as f64 / gt_tokens.len() as f64;
-    if gt_tokens.len() > LONG_TEXT_TOKENS || expected.kind == UnitKind::LongText {
+    let identifier = mode.rules.identifiers_are_labels && !v.trim().contains(char::is_whitespace);
+    if !identifier && (gt_tokens.len() > LONG_TEXT_TOKENS || expected.kind == UnitKind::LongText) {
         let needed = if dv.is_empty() {
             mode.rules.long_text_min_recall
         } else {
@@ -421,10 +438,22 @@ fn match_string(
         if short && recall < mode.rules.short_answer_min_recall {
             return None;
         }
-        if recall >= needed {
+        if recall >= needed && (present > 0 || !mode.rules.long_text_needs_shared_token) {
             return Some(format!("long text present (token recall {recall:.2})"));
         }
         return None;
+    }
+    if mode.rules.label_leads_answer {
+        let head = s
+            .trim()
+            .split([':', ';', '(', ',', '\n', '—', '–'])
+            .next()
+            .unwrap_or_default();
+        let head = head.split(" - ").next().unwrap_or_default();
+        let head = head.trim().trim_end_matches('.');
+        if head.len() < s.trim().len() && nv == normalize_text(head) {
+            return Some("label leads the answer".to_owned());
+        }
     }
     if gt_tokens.len() == 1 {
         let only = answer_tokens.len() == 1 && answer_tokens.contains(&gt_tokens[0]);
@@ -700,11 +729,19 @@ mod tests {
             true,
         );
         check(json!("data/x/a.json"), json!("data/x/b.json"), true, false);
+        // Long text: any aligned text sharing a content token counts...
+        check(
+            json!("a long explanation of the heat dome and its effect on night cooling access"),
+            json!("a heat dome"),
+            true,
+            true,
+        );
+        // ...but not one sharing none.
         check(
             json!("a long explanation of the heat dome and its effect on night cooling access"),
             json!("anything"),
             true,
-            true,
+            false,
         );
         check(json!("two words"), json!("N/A"), true, false);
         check(json!("12 mm"), json!("12.2 mm"), true, true);
@@ -764,9 +801,80 @@ mod tests {
         assert!(match_scalar(&e, &Candidate::new(&short), mode(&on)).is_none());
         assert!(match_scalar(&e, &Candidate::new(&related), mode(&on)).is_some());
         assert!(match_scalar(&e, &Candidate::new(&long), mode(&on)).is_some());
-        // Off by default (see the README's variant log).
+        // Off by default (see the README's variant log): a short answer
+        // sharing one token still counts.
         let off = Rules::default();
-        assert!(match_scalar(&e, &Candidate::new(&short), mode(&off)).is_some());
+        let one_token = json!("windows");
+        assert!(match_scalar(&e, &Candidate::new(&one_token), mode(&off)).is_some());
+        assert!(match_scalar(&e, &Candidate::new(&one_token), mode(&on)).is_none());
+    }
+
+    #[test]
+    fn long_text_needs_a_shared_token() {
+        let gt = json!("all five Ian landfall threshold windows pass the checks");
+        let e = expected(&gt, 0.0);
+        let answer = json!("incomplete");
+        let on = Rules::default();
+        let off = Rules {
+            long_text_needs_shared_token: false,
+            ..Rules::default()
+        };
+        let mode = |rules| Mode {
+            aligned: true,
+            rules,
+        };
+        assert!(match_scalar(&e, &Candidate::new(&answer), mode(&on)).is_none());
+        assert!(match_scalar(&e, &Candidate::new(&answer), mode(&off)).is_some());
+        let sharing = json!("two landfall windows fail");
+        assert!(match_scalar(&e, &Candidate::new(&sharing), mode(&on)).is_some());
+    }
+
+    #[test]
+    fn label_leading_an_explanation() {
+        check(
+            json!("pass"),
+            json!("pass: the 288-hour window is complete"),
+            true,
+            true,
+        );
+        check(
+            json!("very_high"),
+            json!("Very high (above 40 °C)"),
+            true,
+            true,
+        );
+        check(
+            json!("pass"),
+            json!("fail: the window is incomplete"),
+            true,
+            false,
+        );
+        check(json!("pass"), json!("passes the check"), true, false);
+        // A label that only starts the answer's first word is not leading it.
+        check(
+            json!("high"),
+            json!("higher than normal, see text"),
+            true,
+            false,
+        );
+        // Not where the answer is unaligned.
+        check(
+            json!("very_high"),
+            json!("very high: above 40 °C"),
+            false,
+            false,
+        );
+        let off = Rules {
+            label_leads_answer: false,
+            ..Rules::default()
+        };
+        let gt = json!("pass");
+        let answer = json!("pass: the 288-hour window is complete");
+        let mode = Mode {
+            aligned: true,
+            rules: &off,
+        };
+        assert!(match_scalar(&expected(&gt, 0.0), &Candidate::new(&answer), mode).is_none());
     }
 
     #[test]

@@ -37,7 +37,7 @@ use crate::normalize::{contains_word, normalize_key};
 use crate::parse::{parse_answer, parse_answer_text, ParseReport, ParsedAnswer};
 use crate::units::{is_required, join_key, UnitKind, MAX_DEPTH, META_KEYS};
 use crate::values::number_parts;
-use crate::ScoringContext;
+use crate::{Rules, ScoringContext};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -78,6 +78,11 @@ pub struct UnitLedgerEntry {
     pub counted: bool,
     /// The rule that decided.
     pub why: String,
+    /// Path of an earlier counted unit with the same key and the same
+    /// distinctive value: this one repeats it and is not counted again
+    /// ([`crate::Rules::merge_repeated_units`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_of: Option<String>,
 }
 
 /// The unit score of one answer.
@@ -170,23 +175,24 @@ pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> 
         list_element: false,
         row_element: false,
         row_field: false,
+        within_row: false,
         depth: 0,
     };
     scorer.walk(gt, &at, &root, &root, &mut ledger);
-    summarize(ledger, parsed.report.clone(), ctx.rules.min_counted_share)
+    summarize(ledger, parsed.report.clone(), &ctx.rules)
 }
 
-fn summarize(
-    mut ledger: Vec<UnitLedgerEntry>,
-    parse: ParseReport,
-    min_counted_share: f64,
-) -> UnitScore {
+fn summarize(mut ledger: Vec<UnitLedgerEntry>, parse: ParseReport, rules: &Rules) -> UnitScore {
+    let min_counted_share = rules.min_counted_share;
     // Row labels given by the question count after all when nothing else
     // does (an answer that only lists them is still scored on them).
     if !ledger.iter().any(|e| e.counted) {
         for e in ledger.iter_mut().filter(|e| e.given) {
             e.counted = !e.meta && (e.required || e.matched);
         }
+    }
+    if rules.merge_repeated_units {
+        merge_repeated_units(&mut ledger);
     }
     let units_total = ledger.len();
     let units_matched = ledger.iter().filter(|e| e.matched).count();
@@ -250,6 +256,46 @@ fn summarize(
     }
 }
 
+/// Ground truths often restate a value (`process_model.x.window_start`
+/// and `scenario_analysis.x.window_start`, a summary repeating a computed
+/// metric): the judge reads it once. Units (not meta, not given) with the
+/// same key and the same distinctive value (see [`crate::matching`]) are
+/// one unit: the first in ground-truth order keeps it, matched when any
+/// copy matched and counted when any copy is required or matched; the
+/// later copies are marked `repeat_of` and never counted. Which copy keeps
+/// the unit does not depend on the answer, so U stays monotone.
+fn merge_repeated_units(ledger: &mut [UnitLedgerEntry]) {
+    let mut first: std::collections::HashMap<(String, String), usize> =
+        std::collections::HashMap::new();
+    for i in 0..ledger.len() {
+        let e = &ledger[i];
+        let Some(key) = e.key.as_ref() else { continue };
+        if e.meta || e.given || !is_distinctive(&e.expected) {
+            continue;
+        }
+        match first.entry((key.clone(), e.expected.to_string())) {
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(i);
+            }
+            std::collections::hash_map::Entry::Occupied(slot) => {
+                let k = *slot.get();
+                let (head, tail) = ledger.split_at_mut(i);
+                let (keeper, copy) = (&mut head[k], &mut tail[0]);
+                keeper.required |= copy.required;
+                if copy.matched && !keeper.matched {
+                    keeper.matched = true;
+                    keeper.found = copy.found.clone();
+                    keeper.found_at = copy.found_at.clone();
+                    keeper.why = format!("matched at its repeat {}: {}", copy.path, copy.why);
+                }
+                keeper.counted = keeper.required || keeper.matched;
+                copy.counted = false;
+                copy.repeat_of = Some(keeper.path.clone());
+            }
+        }
+    }
+}
+
 /// Strict@95 (§4.1): the percentage of scores (0–100 scale) at or above 95.
 /// Returns 0 for no scores.
 ///
@@ -301,6 +347,9 @@ struct GtPos<'g> {
     row_element: bool,
     /// This position is a field of a row.
     row_field: bool,
+    /// This position lies inside a ground-truth row being aligned with one
+    /// answer row: keys are looked up inside that row only.
+    within_row: bool,
     depth: usize,
 }
 
@@ -385,7 +434,7 @@ impl<'a> Scorer<'a> {
         sorted_unique(out)
     }
 
-    fn lookup(&self, key: &str, hits: &[usize], scope: &[usize]) -> Vec<usize> {
+    fn lookup(&self, key: &str, hits: &[usize], scope: &[usize], within_row: bool) -> Vec<usize> {
         let found = self.keyed_children(hits, key);
         if !found.is_empty() {
             return found;
@@ -395,7 +444,7 @@ impl<'a> Scorer<'a> {
             return found;
         }
         let found = self.keyed_descendants(scope, key);
-        if !found.is_empty() || self.nodes.is_empty() {
+        if !found.is_empty() || self.nodes.is_empty() || within_row {
             return found;
         }
         let found = self.keyed_descendants(&[0], key);
@@ -420,6 +469,26 @@ impl<'a> Scorer<'a> {
             }
         }
         sorted_unique(out)
+    }
+
+    /// The lists directly inside the answer lists `hits`: the one at
+    /// `position` where each has one there, else all of them.
+    fn inner_lists(&self, hits: &[usize], position: usize) -> Vec<usize> {
+        let is_list = |i: usize| matches!(self.nodes[i].value, Value::Array(_));
+        let mut at_position = Vec::new();
+        let mut any = Vec::new();
+        for &h in hits.iter().filter(|&&h| is_list(h)) {
+            let children = &self.nodes[h].children;
+            if let Some(&c) = children.get(position).filter(|&&c| is_list(c)) {
+                at_position.push(c);
+            }
+            any.extend(children.iter().copied().filter(|&c| is_list(c)));
+        }
+        if at_position.is_empty() {
+            any
+        } else {
+            at_position
+        }
     }
 
     fn scalar_leaves(&self, hits: &[usize]) -> Vec<usize> {
@@ -456,7 +525,7 @@ impl<'a> Scorer<'a> {
                 for (k, v) in map {
                     let nk = normalize_key(k);
                     let meta = at.meta || META_KEYS.contains(&nk.as_str());
-                    let child_hits = self.lookup(&nk, hits, sc);
+                    let child_hits = self.lookup(&nk, hits, sc, at.within_row);
                     let child = GtPos {
                         path: join_key(&at.path, k),
                         group: at.group.clone(),
@@ -466,6 +535,7 @@ impl<'a> Scorer<'a> {
                         list_element: false,
                         row_element: false,
                         row_field: at.row_element,
+                        within_row: at.within_row,
                         depth: at.depth + 1,
                     };
                     self.walk(v, &child, &child_hits, sc, out);
@@ -489,33 +559,49 @@ impl<'a> Scorer<'a> {
     ) {
         let sc = if hits.is_empty() { scope } else { hits };
         // Candidate answer rows for object elements.
+        // Each row with its position in the answer's array (for ties).
         let mut rows = Vec::new();
+        let mut row_positions: Vec<Option<usize>> = Vec::new();
         for &h in hits {
             let node = &self.nodes[h];
             match node.value {
                 Value::Array(_) => {
-                    for &c in &node.children {
-                        if matches!(self.nodes[c].value, Value::Object(_)) {
-                            push_unique(&mut rows, c);
+                    for (position, &c) in node.children.iter().enumerate() {
+                        if matches!(self.nodes[c].value, Value::Object(_)) && !rows.contains(&c) {
+                            rows.push(c);
+                            row_positions.push(Some(position));
                         }
                     }
                 }
                 Value::Object(_) => {
                     let before = rows.len();
                     for &c in &node.children {
-                        if matches!(self.nodes[c].value, Value::Object(_)) {
-                            push_unique(&mut rows, c);
+                        if matches!(self.nodes[c].value, Value::Object(_)) && !rows.contains(&c) {
+                            rows.push(c);
+                            row_positions.push(None);
                         }
                     }
-                    if rows.len() == before {
-                        push_unique(&mut rows, h);
+                    if rows.len() == before && !rows.contains(&h) {
+                        rows.push(h);
+                        row_positions.push(None);
                     }
                 }
                 _ => {}
             }
         }
         let mut used_rows = vec![false; rows.len()];
-        let leaves = self.scalar_leaves(hits);
+        // Scalar elements match scalar leaves; where the list also holds
+        // rows, not the leaves inside the answer list's rows (those are the
+        // rows' fields).
+        let mut leaves = self.scalar_leaves(hits);
+        if items.iter().any(Value::is_object) {
+            leaves.retain(|&l| {
+                !rows
+                    .iter()
+                    .zip(&row_positions)
+                    .any(|(&r, p)| p.is_some() && r < l && l < self.nodes[r].end)
+            });
+        }
         let mut used_leaves = vec![false; leaves.len()];
         for (i, item) in items.iter().enumerate() {
             let mut element = at.clone();
@@ -531,11 +617,27 @@ impl<'a> Scorer<'a> {
                             continue;
                         }
                         let mut trial = Vec::new();
-                        self.walk(item, &element, &[row], sc, &mut trial);
-                        let matched = trial.iter().filter(|e| e.matched).count();
+                        let within = GtPos {
+                            within_row: true,
+                            ..element.clone()
+                        };
+                        self.walk(item, &within, &[row], &[row], &mut trial);
+                        // Rows are chosen by the units matched inside them
+                        // (not by values found elsewhere in the answer).
+                        let row_path = self.nodes[row].path.as_str();
+                        let inside = |at: &str| {
+                            at.strip_prefix(row_path)
+                                .is_some_and(|rest| rest.is_empty() || rest.starts_with(['.', '[']))
+                        };
+                        let matched = trial
+                            .iter()
+                            .filter(|e| e.matched && e.found_at.as_deref().is_some_and(inside))
+                            .count();
                         let better = match &best {
                             None => matched > 0,
-                            Some((_, m, _)) => matched > *m || (matched == *m && j == i),
+                            Some((_, m, _)) => {
+                                matched > *m || (matched == *m && row_positions[j] == Some(i))
+                            }
                         };
                         if better {
                             best = Some((j, matched, trial));
@@ -549,7 +651,13 @@ impl<'a> Scorer<'a> {
                         None => self.walk(item, &element, &[], sc, out),
                     }
                 }
-                Value::Array(_) => self.walk(item, &element, hits, scope, out),
+                Value::Array(_) => {
+                    // A list inside a list: align it with the answer's list
+                    // at the same position, else with any inner list.
+                    let inner = self.inner_lists(hits, i);
+                    let inner_hits = if inner.is_empty() { hits } else { &inner };
+                    self.walk(item, &element, inner_hits, scope, out)
+                }
                 scalar => {
                     element.list_element = true;
                     let expected = self.expected(scalar, &element);
@@ -726,6 +834,7 @@ impl<'a> Scorer<'a> {
             matched,
             counted: !at.meta && !given && (required || matched),
             why,
+            repeat_of: None,
         }
     }
 }

@@ -96,6 +96,102 @@ fn row_labels_given_by_the_question_are_not_units() {
 }
 
 #[test]
+fn a_repeated_value_counts_once() {
+    let q = "Return {\"process_model\": {\"window_start\", \"peak_c\", \"days\"}, \"scenario\": {\"window_start\", \"peak_c\", \"days\"}}";
+    let gt = json!({
+        "process_model": {"window_start": "2021-06-27", "peak_c": 41.7, "days": 3},
+        "scenario": {"window_start": "2021-06-27", "peak_c": 42.9, "days": 3}
+    });
+    // The answer gives the shared start date once, wrong elsewhere.
+    let answer =
+        json!({"process_model": {"window_start": "2021-06-27", "peak_c": 30.0, "days": 5}});
+    let ctx = ScoringContext::new(q);
+    let score = score_answer(&gt, &answer, &ctx);
+    let repeats: Vec<_> = score
+        .ledger
+        .iter()
+        .filter(|e| e.path == "scenario.window_start")
+        .map(|e| (e.repeat_of.as_deref(), e.counted))
+        .collect();
+    assert_eq!(repeats, [(Some("process_model.window_start"), false)]);
+    // Small whole numbers are not distinctive: both `days` count.
+    assert!(score
+        .ledger
+        .iter()
+        .filter(|e| e.key.as_deref() == Some("days"))
+        .all(|e| e.counted && e.repeat_of.is_none()));
+    // Counted: start date (matched), two peaks, two day counts → 1 of 5.
+    assert_eq!(round2(score.u_required), 20.0, "{:#?}", score.ledger);
+    // Without the rule the repeated start date counts twice: 2 of 6.
+    let mut off = ScoringContext::new(q);
+    off.rules.merge_repeated_units = false;
+    assert_eq!(round2(score_answer(&gt, &answer, &off).u_required), 33.33);
+    // The exact answer still scores 100.
+    check(gt.clone(), gt.clone(), q, (100.0, 100.0));
+}
+
+/// Counterexamples the repeated-subtree property test found in list
+/// alignment (each failed before the fix it names).
+#[test]
+fn list_alignment_counterexamples() {
+    // Rows are chosen by units matched inside them: values found elsewhere
+    // in the answer must not make the wrong row look best.
+    let sub = json!([null, {"key1x": 100, "key2x": -100, "key3x": 103, "key4x": -100},
+                     null, {"key5x": null, "key6x": null, "key7x": -100}]);
+    let gt = json!({"first": sub.clone(), "second": sub});
+    let q = "key5x, key7x, second, key2x, key4x";
+    let mut answer = gt.clone();
+    answer["second"][1]["key3x"] = json!(null);
+    let ctx = ScoringContext::new(q);
+    let before = score_answer(&gt, &answer, &ctx);
+    let found: Vec<_> = before
+        .ledger
+        .iter()
+        .filter(|e| e.path == "second[3].key5x")
+        .map(|e| e.found_at.as_deref())
+        .collect();
+    assert_eq!(found, [Some("$.second[3].key5x")]);
+    answer["first"][1]["key3x"] = json!([]);
+    let after = score_answer(&gt, &answer, &ctx);
+    assert!(
+        after.u_required <= before.u_required,
+        "{} -> {}",
+        before.u_required,
+        after.u_required
+    );
+
+    // Ties between rows go to the row at the same position of the answer's
+    // list, counted over all its elements (not over its rows only).
+    let gt =
+        json!({"key1x": [null, {"key2x": "a  aa a aa  aaaaaaa "}, {"key3x": "_", "key4x": 100}]});
+    check(gt.clone(), gt, "", (100.0, 100.0));
+
+    // A list inside a list is aligned with the answer's list at the same
+    // position.
+    let sub = json!([{}, [{"key1x": "a", "key2x": 100}]]);
+    let gt = json!({"first": sub.clone(), "second": sub});
+    check(gt.clone(), gt, "key1x", (100.0, 100.0));
+
+    // A row's missing field is not borrowed from another part of the answer.
+    let sub = json!([{"key1x": null, "key2x": null, "key3x": null, "key4x": null},
+                     {"key5x": null, "key6x": null, "key7x": null, "key8x": null}]);
+    let gt = json!({"first": sub.clone(), "second": sub});
+    let q = "key5x, second, key1x, key2x, key3x, key4x, key7x, key8x";
+    let ctx = ScoringContext::new(q);
+    let mut answer = gt.clone();
+    answer["second"][1]["key5x"] = json!(false);
+    let before = score_answer(&gt, &answer, &ctx);
+    answer["second"][0]["key1x"] = json!([]);
+    let after = score_answer(&gt, &answer, &ctx);
+    assert!(
+        after.u_required <= before.u_required,
+        "{} -> {}",
+        before.u_required,
+        after.u_required
+    );
+}
+
+#[test]
 fn prose_and_fenced_answers() {
     let gt = json!({"peak_c": 35.5, "label": "very_high"});
     let ctx = ScoringContext::new("peak_c label");
@@ -277,6 +373,36 @@ proptest! {
         remove_value(&mut answer, &paths[pick.index(paths.len())]);
         let after = score_answer(&gt, &answer, &ctx);
         prop_assert!(after.u_all <= before.u_all + 1e-9, "u_all {} -> {}", before.u_all, after.u_all);
+        prop_assert!(after.u_required <= before.u_required + 1e-9, "u_required {} -> {}\n{:#?}\n{:#?}", before.u_required, after.u_required, before.ledger, after.ledger);
+    }
+
+    /// The same two properties on ground truths that repeat a subtree under
+    /// another key, so that repeated units (counted once) are exercised.
+    #[test]
+    fn repeated_subtrees_keep_both_properties(
+        sub in ground_truth(),
+        mask in any::<u64>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), leaf()), 0..4),
+        pick in any::<prop::sample::Index>(),
+    ) {
+        let gt = json!({"first": sub.clone(), "second": sub});
+        let ctx = ScoringContext::new(question_for(&gt, mask));
+        let exact = score_answer(&gt, &gt, &ctx);
+        if exact.units_total > 0 {
+            prop_assert_eq!(exact.u_required, 100.0, "{:#?}", exact.ledger);
+        }
+        let mut paths = Vec::new();
+        leaf_paths(&gt, &mut Vec::new(), &mut paths);
+        prop_assume!(!paths.is_empty());
+        let mut answer = gt.clone();
+        for (index, value) in edits {
+            if let Some(slot) = leaf_mut(&mut answer, &paths[index.index(paths.len())]) {
+                *slot = value;
+            }
+        }
+        let before = score_answer(&gt, &answer, &ctx);
+        remove_value(&mut answer, &paths[pick.index(paths.len())]);
+        let after = score_answer(&gt, &answer, &ctx);
         prop_assert!(after.u_required <= before.u_required + 1e-9, "u_required {} -> {}\n{:#?}\n{:#?}", before.u_required, after.u_required, before.ledger, after.ledger);
     }
 
