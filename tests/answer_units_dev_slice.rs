@@ -5,7 +5,7 @@
 
 use earthverse_answer_units::{
     agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
-    Agreement, RunPair, ScoringContext,
+    system_gap_noise, Agreement, RunPair, ScoringContext,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, load_recorded_runs, Release, Task,
@@ -108,6 +108,7 @@ fn agreement_with_the_published_judge() {
     let runs = load_recorded_runs(&root.join("exploration")).expect("recorded runs load");
     assert_eq!(runs.len(), 817, "the dev slice has 817 recorded runs");
     let (mut tuning, mut held_out, mut all) = (Vec::new(), Vec::new(), Vec::new());
+    let mut held_out_tasks = Vec::new();
     for entry in &runs {
         let task = release
             .task(&entry.task_id)
@@ -131,6 +132,7 @@ fn agreement_with_the_published_judge() {
             tuning.push(pair.clone());
         } else {
             held_out.push(pair.clone());
+            held_out_tasks.push(entry.task_id.clone());
         }
         all.push(pair);
     }
@@ -144,9 +146,10 @@ fn agreement_with_the_published_judge() {
             s.system, s.runs, s.ours, s.published
         );
     }
-    // Measured 2026-12-02 (label polarity, given row labels): held-out MAE
-    // 9.67, Pearson 0.877, within10 63.2%; all runs MAE 10.75, Pearson 0.862.
-    // Asserted a little below.
+    // Measured 2026-12-02 (after label leading, shared token for long text,
+    // repeated values counted once): held-out MAE 9.33, Pearson 0.881,
+    // within10 64.5%; all runs MAE 10.45, Pearson 0.868. Asserted a little
+    // below.
     assert!(h.mae <= 10.0, "held-out MAE {}", h.mae);
     assert!(h.pearson >= 0.85, "held-out Pearson {}", h.pearson);
     assert!(h.within10 >= 60.0, "held-out within10 {}", h.within10);
@@ -167,6 +170,16 @@ fn agreement_with_the_published_judge() {
         a.system_pearson >= 0.95,
         "per-system r {}",
         a.system_pearson
+    );
+    // No per-system lean beyond noise on the held-out half: with the
+    // differences shuffled among the runs of each task, a largest gap at
+    // least as large as the observed one comes up often (measured 44%).
+    let noise = system_gap_noise(&held_out, &held_out_tasks, 3.0, 2000, 2026);
+    println!("held-out per-system gap noise floor: {noise:?}");
+    assert!((noise.observed_max_gap - h.max_system_gap_min_runs).abs() < 1e-9);
+    assert!(
+        noise.share_at_least_observed >= 0.05,
+        "held-out per-system gaps beyond noise: {noise:?}"
     );
 }
 

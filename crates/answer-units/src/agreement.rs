@@ -224,6 +224,54 @@ pub fn is_tuning_event(event_id: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// Runs of systems `a`, `b`, `c` on 12 tasks with the given difference.
+    fn runs(diff: impl Fn(usize, usize) -> f64) -> (Vec<RunPair>, Vec<String>) {
+        let mut pairs = Vec::new();
+        let mut tasks = Vec::new();
+        for t in 0..12 {
+            for (s, system) in ["a", "b", "c"].into_iter().enumerate() {
+                let published = 10.0 * s as f64 + t as f64;
+                pairs.push(RunPair {
+                    system: system.into(),
+                    ours: published + diff(t, s),
+                    published,
+                });
+                tasks.push(format!("t{t}"));
+            }
+        }
+        (pairs, tasks)
+    }
+
+    #[test]
+    fn system_gap_noise_of_task_level_errors_is_the_observed_gap() {
+        // Every run of a task is off by the same amount: shuffling within
+        // tasks changes nothing, so the observed gap is the noise floor.
+        let (pairs, tasks) = runs(|t, _| if t % 2 == 0 { 4.0 } else { 1.0 });
+        let noise = system_gap_noise(&pairs, &tasks, 3.0, 100, 7);
+        assert_eq!(noise.systems, 3);
+        assert!((noise.observed_max_gap - 2.5).abs() < 1e-12);
+        assert!((noise.median_max_gap - 2.5).abs() < 1e-12);
+        assert_eq!(noise.share_all_within, 1.0);
+        assert_eq!(noise.share_at_least_observed, 1.0);
+    }
+
+    #[test]
+    fn system_gap_noise_detects_a_lean_and_is_deterministic() {
+        // System `c` is over-credited by 6 on every task, the others not.
+        let (pairs, tasks) = runs(|_, s| if s == 2 { 6.0 } else { 0.0 });
+        let noise = system_gap_noise(&pairs, &tasks, 3.0, 500, 2026);
+        assert_eq!(noise.observed_max_gap, 6.0);
+        // Spread over three systems the lean averages 2 per system.
+        assert!(noise.median_max_gap < 6.0 && noise.median_max_gap >= 2.0);
+        assert!(noise.share_at_least_observed < 0.01);
+        assert_eq!(noise, system_gap_noise(&pairs, &tasks, 3.0, 500, 2026));
+        // Fewer than MIN_RUNS_FOR_SYSTEM_GAP runs: nothing compared.
+        let few = system_gap_noise(&pairs[..9], &tasks[..9], 3.0, 10, 1);
+        assert_eq!(few.systems, 0);
+        assert_eq!(few.observed_max_gap, 0.0);
+        assert!(few.share_all_within.is_nan() && few.median_max_gap.is_nan());
+    }
+
     #[test]
     fn correlations() {
         assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
@@ -233,5 +281,159 @@ mod tests {
         assert_eq!(ranks(&[10.0, 20.0, 10.0]), vec![1.5, 3.0, 1.5]);
         assert_eq!(standard_error(&[1.0]), 0.0);
         assert!((standard_error(&[1.0, 3.0]) - 1.0).abs() < 1e-12);
+    }
+}
+
+/// How large the per-system gaps of [`Agreement`] would be if the scorer
+/// treated no system differently from the others on the same task: the
+/// noise floor of "every per-system mean within `tolerance` points".
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SystemGapNoise {
+    /// Systems with at least [`MIN_RUNS_FOR_SYSTEM_GAP`] runs (the ones compared).
+    pub systems: usize,
+    /// The tolerance tested, in points.
+    pub tolerance: f64,
+    /// Resamples drawn.
+    pub resamples: usize,
+    /// Seed of the resampling.
+    pub seed: u64,
+    /// The observed largest per-system gap (as [`Agreement::max_system_gap_min_runs`]).
+    pub observed_max_gap: f64,
+    /// Median of the largest per-system gap over the resamples.
+    pub median_max_gap: f64,
+    /// 90th percentile of the largest per-system gap over the resamples.
+    pub p90_max_gap: f64,
+    /// Share of resamples in which every per-system gap is within `tolerance`.
+    pub share_all_within: f64,
+    /// Share of resamples whose largest gap is at least the observed one
+    /// (a permutation p-value: small means a real per-system lean).
+    pub share_at_least_observed: f64,
+}
+
+/// The noise floor of the per-system gaps: each run's difference
+/// (ours − published) is shuffled among the runs of the same task, which
+/// keeps every system's task mix and every task's error level but removes
+/// any lean towards or against a system, and the largest per-system gap
+/// (systems with at least [`MIN_RUNS_FOR_SYSTEM_GAP`] runs) is recorded.
+/// `tasks[i]` is the task of `pairs[i]`. Deterministic for a seed. With no
+/// system compared, the quantiles and shares are NaN (null in JSON).
+///
+/// ```
+/// use earthverse_answer_units::{system_gap_noise, RunPair};
+/// let mut pairs = Vec::new();
+/// let mut tasks = Vec::new();
+/// for t in 0..12 {
+///     for (system, diff) in [("a", 8.0), ("b", -8.0)] {
+///         let published = 50.0;
+///         pairs.push(RunPair { system: system.into(), ours: published + diff, published });
+///         tasks.push(format!("task-{t}"));
+///     }
+/// }
+/// let noise = system_gap_noise(&pairs, &tasks, 3.0, 200, 2026);
+/// assert_eq!(noise.observed_max_gap, 8.0);
+/// // Shuffled within tasks, the two systems' leans mostly cancel.
+/// assert!(noise.median_max_gap < 8.0);
+/// assert!(noise.share_at_least_observed < 0.05);
+/// ```
+pub fn system_gap_noise(
+    pairs: &[RunPair],
+    tasks: &[impl AsRef<str>],
+    tolerance: f64,
+    resamples: usize,
+    seed: u64,
+) -> SystemGapNoise {
+    use rand::seq::SliceRandom;
+    use rand::SeedableRng;
+    let n = pairs.len().min(tasks.len());
+    let mut system_index: BTreeMap<&str, usize> = BTreeMap::new();
+    for p in &pairs[..n] {
+        let next = system_index.len();
+        system_index.entry(p.system.as_str()).or_insert(next);
+    }
+    let system_of: Vec<usize> = pairs[..n]
+        .iter()
+        .map(|p| system_index[p.system.as_str()])
+        .collect();
+    let mut runs_of = vec![0usize; system_index.len()];
+    for &s in &system_of {
+        runs_of[s] += 1;
+    }
+    let compared: Vec<bool> = runs_of
+        .iter()
+        .map(|&r| r >= MIN_RUNS_FOR_SYSTEM_GAP)
+        .collect();
+    let diffs: Vec<f64> = pairs[..n].iter().map(|p| p.ours - p.published).collect();
+    let mut by_task: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, t) in tasks[..n].iter().enumerate() {
+        by_task.entry(t.as_ref()).or_default().push(i);
+    }
+    let max_gap = |d: &[f64]| {
+        let mut sums = vec![0.0; runs_of.len()];
+        for (i, &s) in system_of.iter().enumerate() {
+            sums[s] += d[i];
+        }
+        sums.iter()
+            .zip(&runs_of)
+            .zip(&compared)
+            .filter(|(_, &c)| c)
+            .map(|((sum, &r), _)| (sum / r as f64).abs())
+            .fold(0.0, f64::max)
+    };
+    let systems = compared.iter().filter(|&&c| c).count();
+    let observed = max_gap(&diffs);
+    if systems == 0 {
+        // Nothing to compare: the shares and quantiles are undefined.
+        return SystemGapNoise {
+            systems,
+            tolerance,
+            resamples: 0,
+            seed,
+            observed_max_gap: observed,
+            median_max_gap: f64::NAN,
+            p90_max_gap: f64::NAN,
+            share_all_within: f64::NAN,
+            share_at_least_observed: f64::NAN,
+        };
+    }
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let mut shuffled = diffs.clone();
+    let mut maxima = Vec::with_capacity(resamples);
+    let mut values = Vec::new();
+    for _ in 0..resamples {
+        for idx in by_task.values() {
+            values.clear();
+            values.extend(idx.iter().map(|&i| diffs[i]));
+            values.shuffle(&mut rng);
+            for (&i, &v) in idx.iter().zip(&values) {
+                shuffled[i] = v;
+            }
+        }
+        maxima.push(max_gap(&shuffled));
+    }
+    maxima.sort_by(f64::total_cmp);
+    let quantile = |q: f64| {
+        if maxima.is_empty() {
+            f64::NAN
+        } else {
+            maxima[((q * maxima.len() as f64) as usize).min(maxima.len() - 1)]
+        }
+    };
+    let share = |f: &dyn Fn(f64) -> bool| {
+        if maxima.is_empty() {
+            f64::NAN
+        } else {
+            maxima.iter().filter(|&&m| f(m)).count() as f64 / maxima.len() as f64
+        }
+    };
+    SystemGapNoise {
+        systems,
+        tolerance,
+        resamples,
+        seed,
+        observed_max_gap: observed,
+        median_max_gap: quantile(0.5),
+        p90_max_gap: quantile(0.9),
+        share_all_within: share(&|m| m <= tolerance + 1e-9),
+        share_at_least_observed: share(&|m| m >= observed - 1e-9),
     }
 }

@@ -37,8 +37,8 @@ mod units;
 mod values;
 
 pub use agreement::{
-    agreement, is_tuning_event, pearson, spearman, Agreement, RunPair, SystemAgreement,
-    MIN_RUNS_FOR_SYSTEM_GAP,
+    agreement, is_tuning_event, pearson, spearman, system_gap_noise, Agreement, RunPair,
+    SystemAgreement, SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 pub use context::{extract_tolerances, ScoringContext};
 pub use count::count_units;

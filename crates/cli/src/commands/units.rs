@@ -4,7 +4,8 @@
 use anyhow::Context;
 use earthverse_answer_units::{
     agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
-    strict_at_95, Agreement, RunPair, ScoringContext, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
+    strict_at_95, system_gap_noise, Agreement, RunPair, ScoringContext, SystemGapNoise,
+    UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task, ToleranceRule,
@@ -81,7 +82,19 @@ struct RunsReport {
     agreement_held_out: Agreement,
     /// Paper reading (`u_all`) against the published unit accuracy.
     agreement_u_all: Agreement,
+    /// Noise floor of the held-out per-system gaps (see [`system_gap_noise`]).
+    system_gap_noise_held_out: SystemGapNoise,
+    /// Noise floor of the per-system gaps over all runs.
+    system_gap_noise: SystemGapNoise,
 }
+
+/// The per-system target of the answer-units issue: every per-system mean
+/// within this many points of the published one.
+const SYSTEM_GAP_TARGET: f64 = 3.0;
+/// Resamples and seed of the noise floor (the paper's bootstrap uses 5,000
+/// resamples and seed 2026, Appendix C.5; the same are used here).
+const NOISE_RESAMPLES: usize = 5000;
+const NOISE_SEED: u64 = 2026;
 
 #[derive(Debug, Serialize)]
 struct Strict95 {
@@ -231,7 +244,43 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
             })
             .collect()
     };
+    let noise = |half: Option<&str>| {
+        let (pairs, tasks): (Vec<RunPair>, Vec<&str>) = runs
+            .iter()
+            .filter(|r| half.is_none_or(|h| r.half == h))
+            .filter_map(|r| {
+                r.published_unit_accuracy.map(|published| {
+                    let pair = RunPair {
+                        system: r.system.clone(),
+                        ours: r.u_required,
+                        published,
+                    };
+                    (pair, r.task_id.as_str())
+                })
+            })
+            .unzip();
+        system_gap_noise(
+            &pairs,
+            &tasks,
+            SYSTEM_GAP_TARGET,
+            NOISE_RESAMPLES,
+            NOISE_SEED,
+        )
+    };
+    // The two noise floors are independent: one thread each.
+    let (noise_held_out, noise_all) = std::thread::scope(|scope| {
+        let held_out = scope.spawn(|| noise(Some("held_out")));
+        let all = noise(None);
+        (
+            held_out
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            all,
+        )
+    });
     let report = RunsReport {
+        system_gap_noise_held_out: noise_held_out,
+        system_gap_noise: noise_all,
         strict95: Strict95 {
             ours_u_required: strict_at_95(runs.iter().map(|r| r.u_required)),
             ours_u_all: strict_at_95(runs.iter().map(|r| r.u_all)),
@@ -344,6 +393,32 @@ fn print_runs(report: &RunsReport, ledger: bool) {
         "Strict@95: ours (U_req) {:.1}%, ours (U_all) {:.1}%, published {:.1}%",
         report.strict95.ours_u_required, report.strict95.ours_u_all, report.strict95.published
     );
+    for (title, noise) in [
+        ("all runs", &report.system_gap_noise),
+        ("held-out events", &report.system_gap_noise_held_out),
+    ] {
+        if noise.systems == 0 {
+            println!(
+                "Per-system gap noise floor, {title}: no system has {MIN_RUNS_FOR_SYSTEM_GAP} runs"
+            );
+            continue;
+        }
+        println!(
+            "Per-system gap noise floor, {title} ({} systems with ≥ {MIN_RUNS_FOR_SYSTEM_GAP} runs; \
+             differences shuffled among the runs of each task, {} resamples, seed {}): \
+             largest gap median {:.2}, 90th percentile {:.2}; all within {} points in {:.1}% of resamples; \
+             observed {:.2} (reached or exceeded in {:.1}%)",
+            noise.systems,
+            noise.resamples,
+            noise.seed,
+            noise.median_max_gap,
+            noise.p90_max_gap,
+            noise.tolerance,
+            100.0 * noise.share_all_within,
+            noise.observed_max_gap,
+            100.0 * noise.share_at_least_observed
+        );
+    }
     for (title, a) in [
         ("all runs", &report.agreement),
         ("held-out events", &report.agreement_held_out),

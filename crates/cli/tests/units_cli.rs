@@ -1,0 +1,85 @@
+//! `earthverse units` as a process on the bundled fixtures: unit counts per
+//! task, and per-run scores with the agreement summary and its noise floor.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/release")
+}
+
+fn units_json(extra: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .arg("units")
+        .arg(fixtures())
+        .args(extra)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn scores_every_recorded_run_with_an_agreement_summary() {
+    let runs_dir = fixtures().join("exploration");
+    let trajectories = walk_json(&runs_dir.join("trajectories"));
+    let report = units_json(&["--runs", runs_dir.to_str().unwrap()]);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), trajectories);
+    for run in runs {
+        let u = run["u_required"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&u), "{run}");
+    }
+    let agreement = &report["agreement"];
+    assert_eq!(agreement["runs"].as_u64().unwrap() as usize, runs.len());
+    // The fixtures' systems have fewer than 10 runs each: the noise floor
+    // compares no system and says so with nulls, not with a vacuous 100%.
+    let noise = &report["system_gap_noise"];
+    assert_eq!(noise["systems"], 0);
+    assert!(noise["share_all_within"].is_null(), "{noise}");
+    assert_eq!(noise["seed"], 2026);
+}
+
+#[test]
+fn counts_units_per_task_without_runs() {
+    let report = units_json(&[]);
+    let listed = report["tasks"].as_array().unwrap();
+    let mut files = 0;
+    for entry in std::fs::read_dir(fixtures().join("tasks")).unwrap() {
+        let task: Value =
+            serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+        files += 1;
+        let id = task["task_id"].as_str().unwrap();
+        let row = listed
+            .iter()
+            .find(|t| t["task_id"] == id)
+            .unwrap_or_else(|| panic!("{id} not listed"));
+        assert_eq!(
+            row["units"].as_u64().unwrap() as usize,
+            earthverse_answer_units::count_units(&task["ground_truth"]["primary_gt"]),
+            "{id}"
+        );
+    }
+    assert!(files > 0);
+    assert_eq!(listed.len(), files);
+}
+
+fn walk_json(dir: &Path) -> usize {
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            n += walk_json(&path);
+        } else if path.extension().is_some_and(|e| e == "json") {
+            n += 1;
+        }
+    }
+    n
+}
