@@ -11,8 +11,8 @@
 //! figures through the package model; this example reads the JSON directly.)
 
 use earthverse_answer_units::{
-    agreement, extract_tolerances, is_tuning_event, score_answer, Agreement, Rules, RunPair,
-    ScoringContext,
+    agreement, extract_tolerances, is_tuning_event, score_answer, system_gap_noise, Agreement,
+    Rules, RunPair, ScoringContext,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -41,6 +41,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut sets: [Vec<RunPair>; 3] = Default::default();
     let mut all_reading = Vec::new();
     let mut grouped: [Vec<RunPair>; 3] = Default::default();
+    let mut held_out_tasks = Vec::new();
     let mut rows = String::new();
     let traj = root.join("exploration").join("trajectories");
     let mut systems: Vec<_> = std::fs::read_dir(&traj)?
@@ -114,6 +115,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 ours: score.u_required,
                 published,
             };
+            if half == 1 {
+                held_out_tasks.push(task_id.to_owned());
+            }
             grouped[half].push(gp.clone());
             grouped[2].push(gp);
             sets[half].push(pair.clone());
@@ -148,6 +152,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             s.published,
             s.ours - s.published
         );
+    }
+    if show_held {
+        // The noise floor of the held-out per-system gaps, and what it
+        // would be with every per-run difference scaled down.
+        for scale in [1.0, 0.8, 0.6, 0.5, 0.4] {
+            let scaled: Vec<RunPair> = sets[1]
+                .iter()
+                .map(|p| RunPair {
+                    ours: p.published + scale * (p.ours - p.published),
+                    ..p.clone()
+                })
+                .collect();
+            let mae = agreement(&scaled).mae;
+            let noise = system_gap_noise(&scaled, &held_out_tasks, 3.0, 5000, 2026);
+            println!(
+                "  noise x{scale:.1}: MAE {mae:5.2} largest gap median {:5.2} p90 {:5.2} all within 3 in {:5.1}% observed {:5.2} reached in {:5.1}%",
+                noise.median_max_gap,
+                noise.p90_max_gap,
+                100.0 * noise.share_all_within,
+                noise.observed_max_gap,
+                100.0 * noise.share_at_least_observed
+            );
+        }
     }
     if let Some(path) = rows_out {
         let mut f = std::fs::File::create(path)?;
