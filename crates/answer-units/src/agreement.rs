@@ -367,10 +367,24 @@ pub fn system_gap_noise(
     for (i, t) in tasks[..n].iter().enumerate() {
         by_task.entry(t.as_ref()).or_default().push(i);
     }
-    let max_gap = |d: &[f64]| {
-        let mut sums = vec![0.0; runs_of.len()];
-        for (i, &s) in system_of.iter().enumerate() {
-            sums[s] += d[i];
+    // Runs laid out task by task: each slot keeps its system, and the
+    // differences are shuffled within each task's range. Shuffling an
+    // already shuffled range is again a uniform permutation, so the ranges
+    // are shuffled in place from one resample to the next.
+    let mut values = Vec::with_capacity(n);
+    let mut slot_system = Vec::with_capacity(n);
+    let mut ranges = Vec::with_capacity(by_task.len());
+    for idx in by_task.values() {
+        let start = values.len();
+        values.extend(idx.iter().map(|&i| diffs[i]));
+        slot_system.extend(idx.iter().map(|&i| system_of[i]));
+        ranges.push(start..values.len());
+    }
+    let mut sums = vec![0.0; runs_of.len()];
+    let mut max_gap = |values: &[f64]| {
+        sums.iter_mut().for_each(|s| *s = 0.0);
+        for (&s, &v) in slot_system.iter().zip(values) {
+            sums[s] += v;
         }
         sums.iter()
             .zip(&runs_of)
@@ -380,7 +394,7 @@ pub fn system_gap_noise(
             .fold(0.0, f64::max)
     };
     let systems = compared.iter().filter(|&&c| c).count();
-    let observed = max_gap(&diffs);
+    let observed = max_gap(&values);
     if systems == 0 {
         // Nothing to compare: the shares and quantiles are undefined.
         return SystemGapNoise {
@@ -396,19 +410,12 @@ pub fn system_gap_noise(
         };
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
-    let mut shuffled = diffs.clone();
     let mut maxima = Vec::with_capacity(resamples);
-    let mut values = Vec::new();
     for _ in 0..resamples {
-        for idx in by_task.values() {
-            values.clear();
-            values.extend(idx.iter().map(|&i| diffs[i]));
-            values.shuffle(&mut rng);
-            for (&i, &v) in idx.iter().zip(&values) {
-                shuffled[i] = v;
-            }
+        for range in &ranges {
+            values[range.clone()].shuffle(&mut rng);
         }
-        maxima.push(max_gap(&shuffled));
+        maxima.push(max_gap(&values));
     }
     maxima.sort_by(f64::total_cmp);
     let quantile = |q: f64| {
