@@ -206,6 +206,7 @@ fn rules_from_env() -> Result<Rules, Box<dyn std::error::Error>> {
             "label_leads_answer" => rules.label_leads_answer = value.parse()?,
             "merge_repeated_units" => rules.merge_repeated_units = value.parse()?,
             "long_text_needs_shared_token" => rules.long_text_needs_shared_token = value.parse()?,
+            "answer_from_template_keys" => rules.answer_from_template_keys = value.parse()?,
             other => return Err(format!("RULES: unknown rule {other}").into()),
         }
     }

@@ -193,7 +193,8 @@ pub(crate) struct Mode<'r> {
 /// rules (short answers to long text, label polarity, row labels given by
 /// the question, a floor under the denominator; then a label leading an
 /// explanation, repeated values counted once, long text sharing a token,
-/// identifiers as labels) were also chosen on the tuning half, with the
+/// identifiers as labels, the answer under the template's own key) were
+/// also chosen on the tuning half, with the
 /// held-out half as a guard; see the crate's README for the variant log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rules {
@@ -236,6 +237,10 @@ pub struct Rules {
     /// An aligned answer to a long text must share at least one content
     /// token with it (on top of [`Rules::long_text_min_recall`]).
     pub long_text_needs_shared_token: bool,
+    /// The ground truth's top-level `answer`, when the answer has no key
+    /// `answer`, is looked for in text fields under keys the question names
+    /// and the ground truth lacks (the template's name for the answer).
+    pub answer_from_template_keys: bool,
 }
 
 impl Default for Rules {
@@ -255,6 +260,7 @@ impl Default for Rules {
             label_leads_answer: true,
             merge_repeated_units: true,
             long_text_needs_shared_token: true,
+            answer_from_template_keys: false,
         }
     }
 }

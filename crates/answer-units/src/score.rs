@@ -491,6 +491,29 @@ impl<'a> Scorer<'a> {
         }
     }
 
+    /// Where the answer puts the ground truth's top-level `answer` when it
+    /// has no key `answer`: its text fields under keys the question names
+    /// (the answer template's own name for the answer, such as `diagnosis`
+    /// or `final_label`) and the ground truth does not have.
+    fn template_answer_fields(&self, gt_root: &serde_json::Map<String, Value>) -> Vec<usize> {
+        let gt_keys: std::collections::HashSet<String> =
+            gt_root.keys().map(|k| normalize_key(k)).collect();
+        let ctx = self.ctx;
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| matches!(n.value, Value::String(_)))
+            .filter_map(|(i, n)| n.key.as_deref().map(|k| (i, k)))
+            .filter(|(_, k)| !gt_keys.contains(*k))
+            .filter(|(_, k)| {
+                ctx.cache.memo(ctx, format!("key\u{0}{k}\u{0}{k}"), |q| {
+                    is_required(Some(k), Some(k), q)
+                })
+            })
+            .map(|(i, _)| i)
+            .collect()
+    }
+
     fn scalar_leaves(&self, hits: &[usize]) -> Vec<usize> {
         let mut out = Vec::new();
         for &h in hits {
@@ -538,6 +561,21 @@ impl<'a> Scorer<'a> {
                         within_row: at.within_row,
                         depth: at.depth + 1,
                     };
+                    if child_hits.is_empty()
+                        && at.depth == 0
+                        && child.key.as_deref() == Some("answer")
+                        && v.is_string()
+                        && self.ctx.rules.answer_from_template_keys
+                    {
+                        let fields = self.template_answer_fields(map);
+                        if !fields.is_empty() {
+                            let entry = self.score_scalar(v, &child, &fields);
+                            if entry.matched {
+                                out.push(entry);
+                                continue;
+                            }
+                        }
+                    }
                     self.walk(v, &child, &child_hits, sc, out);
                 }
             }

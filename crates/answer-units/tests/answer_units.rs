@@ -130,6 +130,30 @@ fn a_repeated_value_counts_once() {
     check(gt.clone(), gt.clone(), q, (100.0, 100.0));
 }
 
+#[test]
+fn answer_under_the_templates_own_key() {
+    // The template calls the answer `diagnosis`; the ground truth `answer`.
+    let q = "Return {\"diagnosis\": \"<label>\", \"index_value\": <number>}";
+    let gt = json!({"answer": "coupled_summit_drainage_lerz_effusion", "index_value": 1.0});
+    let answer = json!({"diagnosis": "coupled summit-drainage and lower-rift effusion system", "index_value": 0.4});
+    let mut ctx = ScoringContext::new(q);
+    // Off by default (see the README's variant log): only the index counts.
+    assert_eq!(score_answer(&gt, &answer, &ctx).u_required, 0.0);
+    ctx.rules.answer_from_template_keys = true;
+    let score = score_answer(&gt, &answer, &ctx);
+    let found: Vec<_> = score
+        .ledger
+        .iter()
+        .filter(|e| e.path == "answer")
+        .map(|e| (e.matched, e.found_at.clone()))
+        .collect();
+    assert_eq!(found, [(true, Some("$.diagnosis".to_owned()))]);
+    assert_eq!(score.u_required, 50.0);
+    // A template field that does not match leaves the unit as before.
+    let wrong = json!({"diagnosis": "isolated summit collapse", "index_value": 1.0});
+    assert_eq!(score_answer(&gt, &wrong, &ctx).u_required, 100.0);
+}
+
 /// Counterexamples the repeated-subtree property test found in list
 /// alignment (each failed before the fix it names).
 #[test]
