@@ -265,7 +265,10 @@ fn summarize(mut ledger: Vec<UnitLedgerEntry>, parse: ParseReport, rules: &Rules
 /// later copies are marked `repeat_of` and never counted. Which copy keeps
 /// the unit does not depend on the answer, so U stays monotone.
 fn merge_repeated_units(ledger: &mut [UnitLedgerEntry]) {
-    let mut first: std::collections::HashMap<(String, String), usize> =
+    // Keepers per (key, value): each with the unit's path without list
+    // indices. Rows of one list (`edges[0].to`, `edges[2].to`) are distinct
+    // facts that may share a value; only a copy elsewhere is a repeat.
+    let mut keepers: std::collections::HashMap<(String, String), Vec<(String, usize)>> =
         std::collections::HashMap::new();
     for i in 0..ledger.len() {
         let e = &ledger[i];
@@ -273,27 +276,46 @@ fn merge_repeated_units(ledger: &mut [UnitLedgerEntry]) {
         if e.meta || e.given || !is_distinctive(&e.expected) {
             continue;
         }
-        match first.entry((key.clone(), e.expected.to_string())) {
-            std::collections::hash_map::Entry::Vacant(slot) => {
-                slot.insert(i);
-            }
-            std::collections::hash_map::Entry::Occupied(slot) => {
-                let k = *slot.get();
-                let (head, tail) = ledger.split_at_mut(i);
-                let (keeper, copy) = (&mut head[k], &mut tail[0]);
-                keeper.required |= copy.required;
-                if copy.matched && !keeper.matched {
-                    keeper.matched = true;
-                    keeper.found = copy.found.clone();
-                    keeper.found_at = copy.found_at.clone();
-                    keeper.why = format!("matched at its repeat {}: {}", copy.path, copy.why);
-                }
-                keeper.counted = keeper.required || keeper.matched;
-                copy.counted = false;
-                copy.repeat_of = Some(keeper.path.clone());
-            }
+        let shape = without_indices(&e.path);
+        let same_value = keepers
+            .entry((key.clone(), e.expected.to_string()))
+            .or_default();
+        let Some(k) = same_value
+            .iter()
+            .find(|(s, _)| *s != shape)
+            .map(|&(_, k)| k)
+        else {
+            same_value.push((shape, i));
+            continue;
+        };
+        let (head, tail) = ledger.split_at_mut(i);
+        let (keeper, copy) = (&mut head[k], &mut tail[0]);
+        keeper.required |= copy.required;
+        if copy.matched && !keeper.matched {
+            keeper.matched = true;
+            keeper.found = copy.found.clone();
+            keeper.found_at = copy.found_at.clone();
+            keeper.why = format!("matched at its repeat {}: {}", copy.path, copy.why);
+        }
+        keeper.counted = keeper.required || keeper.matched;
+        copy.counted = false;
+        copy.repeat_of = Some(keeper.path.clone());
+    }
+}
+
+/// A ledger path without its list indices (`rows[2].v[1]` → `rows.v`).
+fn without_indices(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    let mut depth = 0usize;
+    for ch in path.chars() {
+        match ch {
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 => out.push(ch),
+            _ => {}
         }
     }
+    out
 }
 
 /// Strict@95 (§4.1): the percentage of scores (0–100 scale) at or above 95.

@@ -128,6 +128,18 @@ fn a_repeated_value_counts_once() {
     assert_eq!(round2(score_answer(&gt, &answer, &off).u_required), 33.33);
     // The exact answer still scores 100.
     check(gt.clone(), gt.clone(), q, (100.0, 100.0));
+    // Rows of one list are distinct facts, even with the same value: two
+    // edges into the same node are both counted.
+    let gt = json!({"edges": [{"from": "heavy_rainfall_total", "to": "river_flood_peak"},
+                              {"from": "saturated_soils_early", "to": "river_flood_peak"}]});
+    let answer = json!({"edges": [{"from": "heavy_rainfall_total", "to": "river_flood_peak"}]});
+    let score = score_answer(&gt, &answer, &ScoringContext::new("edges: from, to"));
+    assert!(
+        score.ledger.iter().all(|e| e.repeat_of.is_none()),
+        "{:#?}",
+        score.ledger
+    );
+    assert_eq!(score.units_counted, 4, "{:#?}", score.ledger);
 }
 
 #[test]
