@@ -43,6 +43,9 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if prints_only(&cli.command) {
+        quiet_on_closed_stdout();
+    }
     let result = match cli.command {
         Command::Validate(args) => commands::validate::run(args),
         Command::Units(args) => commands::units::run(args),
@@ -59,5 +62,33 @@ fn main() -> ExitCode {
             eprintln!("error: {err:#}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// Commands that only read files and print (no child processes, no
+/// sockets): they may end like other Unix filters when their reader goes
+/// away (`earthverse units ... | head`).
+fn prints_only(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Validate(_)
+            | Command::Units(_)
+            | Command::Leaderboard(_)
+            | Command::Compare(_)
+            | Command::Report(_)
+    )
+}
+
+/// Restores the default action of SIGPIPE, which the Rust runtime ignores,
+/// so that writing to a closed pipe ends the process quietly instead of
+/// panicking in `println!`. Only for [`prints_only`] commands: the others
+/// write to child processes and sockets, where a closed peer must be an
+/// error to handle, not a signal that ends the run.
+fn quiet_on_closed_stdout() {
+    #[cfg(unix)]
+    // SAFETY: called once from `main` before any thread is started;
+    // `signal` with `SIG_DFL` only changes this process's disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

@@ -83,3 +83,29 @@ fn walk_json(dir: &Path) -> usize {
     }
     n
 }
+
+/// A reader that goes away (`earthverse units ... | head`) ends the command
+/// like other Unix filters: by SIGPIPE, not by a panic.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let runs_dir = fixtures().join("exploration");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .arg("units")
+        .arg(fixtures())
+        .arg("--runs")
+        .arg(&runs_dir)
+        .arg("--ledger")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the read end before the command writes anything.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
+}

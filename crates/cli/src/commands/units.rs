@@ -337,6 +337,22 @@ fn score_run(
     }
 }
 
+/// Why a ledger entry is left out of the judge-like denominator (empty
+/// when it counts).
+fn not_counted_note(e: &UnitLedgerEntry) -> String {
+    if e.counted {
+        String::new()
+    } else if let Some(first) = &e.repeat_of {
+        format!(" [not counted: repeats {first}]")
+    } else if e.meta {
+        " [not counted: scoring metadata]".to_owned()
+    } else if e.given {
+        " [not counted: given by the question]".to_owned()
+    } else {
+        " [not counted: the question does not name it and it did not match]".to_owned()
+    }
+}
+
 fn print_runs(report: &RunsReport, ledger: bool) {
     println!(
         "{:<24} {:<14} {:>8} {:>8} {:>10} {:>6}",
@@ -358,19 +374,18 @@ fn print_runs(report: &RunsReport, ledger: bool) {
         if let Some(entries) = r.ledger.as_ref().filter(|_| ledger) {
             for e in entries {
                 println!(
-                    "    {} {:<48} expected {} found {} at {} — {}",
-                    if e.matched {
-                        "✔"
-                    } else if e.counted {
-                        "✘"
-                    } else {
-                        "·"
+                    "    {} {:<48} expected {} found {} at {} — {}{}",
+                    match (e.counted, e.matched) {
+                        (true, true) => "✔",
+                        (true, false) => "✘",
+                        (false, _) => "·",
                     },
                     e.path,
                     e.expected,
                     e.found.as_ref().map_or("-".to_owned(), |v| v.to_string()),
                     e.found_at.as_deref().unwrap_or("-"),
-                    e.why
+                    e.why,
+                    not_counted_note(e)
                 );
             }
         }
