@@ -520,20 +520,25 @@ impl<'a> Scorer<'a> {
     fn template_answer_fields(&self, gt_root: &serde_json::Map<String, Value>) -> Vec<usize> {
         let gt_keys: std::collections::HashSet<String> =
             gt_root.keys().map(|k| normalize_key(k)).collect();
-        let ctx = self.ctx;
         self.nodes
             .iter()
             .enumerate()
             .filter(|(_, n)| matches!(n.value, Value::String(_)))
             .filter_map(|(i, n)| n.key.as_deref().map(|k| (i, k)))
-            .filter(|(_, k)| !gt_keys.contains(*k))
-            .filter(|(_, k)| {
-                ctx.cache.memo(ctx, format!("key\u{0}{k}\u{0}{k}"), |q| {
-                    is_required(Some(k), Some(k), q)
-                })
-            })
+            .filter(|(_, k)| !gt_keys.contains(*k) && self.question_names(k, Some(k)))
             .map(|(i, _)| i)
             .collect()
+    }
+
+    /// Whether the question names a key (raw and normalised): depends only
+    /// on the question, so asked once per context.
+    fn question_names(&self, raw: &str, key: Option<&str>) -> bool {
+        let ctx = self.ctx;
+        ctx.cache.memo(
+            ctx,
+            format!("key\u{0}{raw}\u{0}{}", key.unwrap_or("")),
+            |q| is_required(Some(raw), key, q),
+        )
     }
 
     fn scalar_leaves(&self, hits: &[usize]) -> Vec<usize> {
@@ -859,14 +864,9 @@ impl<'a> Scorer<'a> {
         // Whether the question names the key, and whether it gives a row
         // label, depend only on the question: asked once per context.
         let ctx = self.ctx;
-        let required = match at.raw_key {
-            None => true,
-            Some(raw) => ctx.cache.memo(
-                ctx,
-                format!("key\u{0}{raw}\u{0}{}", at.key.as_deref().unwrap_or("")),
-                |q| is_required(at.raw_key, at.key.as_deref(), q),
-            ),
-        };
+        let required = at
+            .raw_key
+            .is_none_or(|raw| self.question_names(raw, at.key.as_deref()));
         let value = expected.value;
         let tolerance = matches!(value, Value::Number(_)).then_some(expected.abs_tolerance);
         let given = ctx.rules.skip_given_row_labels

@@ -3,7 +3,7 @@
 
 use earthverse_answer_units::{
     count_units, decompose, parse_answer_text, score_answer, score_answer_text, AnswerShape,
-    ScoringContext,
+    ScoringContext, UnitScore,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -373,6 +373,31 @@ fn collect_keys(v: &Value, out: &mut Vec<String>) {
     }
 }
 
+/// Scores a partly wrong answer (the ground truth with `edits` applied to
+/// some leaves) before and after the leaf at `pick` loses its value; `None`
+/// for a ground truth without leaves.
+fn before_and_after_removal(
+    gt: &Value,
+    ctx: &ScoringContext,
+    edits: Vec<(prop::sample::Index, Value)>,
+    pick: prop::sample::Index,
+) -> Option<(UnitScore, UnitScore)> {
+    let mut paths = Vec::new();
+    leaf_paths(gt, &mut Vec::new(), &mut paths);
+    if paths.is_empty() {
+        return None;
+    }
+    let mut answer = gt.clone();
+    for (index, value) in edits {
+        if let Some(slot) = leaf_mut(&mut answer, &paths[index.index(paths.len())]) {
+            *slot = value;
+        }
+    }
+    let before = score_answer(gt, &answer, ctx);
+    remove_value(&mut answer, &paths[pick.index(paths.len())]);
+    Some((before, score_answer(gt, &answer, ctx)))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -395,19 +420,9 @@ proptest! {
         pick in any::<prop::sample::Index>(),
     ) {
         let ctx = ScoringContext::new(question_for(&gt, mask));
-        let mut paths = Vec::new();
-        leaf_paths(&gt, &mut Vec::new(), &mut paths);
-        prop_assume!(!paths.is_empty());
-        // Start from a partly wrong answer.
-        let mut answer = gt.clone();
-        for (index, value) in edits {
-            if let Some(slot) = leaf_mut(&mut answer, &paths[index.index(paths.len())]) {
-                *slot = value;
-            }
-        }
-        let before = score_answer(&gt, &answer, &ctx);
-        remove_value(&mut answer, &paths[pick.index(paths.len())]);
-        let after = score_answer(&gt, &answer, &ctx);
+        let Some((before, after)) = before_and_after_removal(&gt, &ctx, edits, pick) else {
+            return Err(TestCaseError::reject("no leaves"));
+        };
         prop_assert!(after.u_all <= before.u_all + 1e-9, "u_all {} -> {}", before.u_all, after.u_all);
         prop_assert!(after.u_required <= before.u_required + 1e-9, "u_required {} -> {}\n{:#?}\n{:#?}", before.u_required, after.u_required, before.ledger, after.ledger);
     }
@@ -427,18 +442,9 @@ proptest! {
         if exact.units_total > 0 {
             prop_assert_eq!(exact.u_required, 100.0, "{:#?}", exact.ledger);
         }
-        let mut paths = Vec::new();
-        leaf_paths(&gt, &mut Vec::new(), &mut paths);
-        prop_assume!(!paths.is_empty());
-        let mut answer = gt.clone();
-        for (index, value) in edits {
-            if let Some(slot) = leaf_mut(&mut answer, &paths[index.index(paths.len())]) {
-                *slot = value;
-            }
-        }
-        let before = score_answer(&gt, &answer, &ctx);
-        remove_value(&mut answer, &paths[pick.index(paths.len())]);
-        let after = score_answer(&gt, &answer, &ctx);
+        let Some((before, after)) = before_and_after_removal(&gt, &ctx, edits, pick) else {
+            return Err(TestCaseError::reject("no leaves"));
+        };
         prop_assert!(after.u_required <= before.u_required + 1e-9, "u_required {} -> {}\n{:#?}\n{:#?}", before.u_required, after.u_required, before.ledger, after.ledger);
     }
 

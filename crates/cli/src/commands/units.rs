@@ -232,33 +232,24 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
             })
             .collect()
     });
-    let pairs = |half: Option<&str>, all_reading: bool| -> Vec<RunPair> {
+    // Runs with a published score, as pairs, with the task of each.
+    let pairs = |half: Option<&str>, all_reading: bool| -> (Vec<RunPair>, Vec<&str>) {
         runs.iter()
-            .filter(|r| half.is_none_or(|h| r.half == h))
-            .filter_map(|r| {
-                r.published_unit_accuracy.map(|published| RunPair {
-                    system: r.system.clone(),
-                    ours: if all_reading { r.u_all } else { r.u_required },
-                    published,
-                })
-            })
-            .collect()
-    };
-    let noise = |half: Option<&str>| {
-        let (pairs, tasks): (Vec<RunPair>, Vec<&str>) = runs
-            .iter()
             .filter(|r| half.is_none_or(|h| r.half == h))
             .filter_map(|r| {
                 r.published_unit_accuracy.map(|published| {
                     let pair = RunPair {
                         system: r.system.clone(),
-                        ours: r.u_required,
+                        ours: if all_reading { r.u_all } else { r.u_required },
                         published,
                     };
                     (pair, r.task_id.as_str())
                 })
             })
-            .unzip();
+            .unzip()
+    };
+    let noise = |half: Option<&str>| {
+        let (pairs, tasks) = pairs(half, false);
         system_gap_noise(
             &pairs,
             &tasks,
@@ -286,10 +277,10 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
             ours_u_all: strict_at_95(runs.iter().map(|r| r.u_all)),
             published: strict_at_95(runs.iter().filter_map(|r| r.published_unit_accuracy)),
         },
-        agreement: agreement(&pairs(None, false)),
-        agreement_tuning: agreement(&pairs(Some("tuning"), false)),
-        agreement_held_out: agreement(&pairs(Some("held_out"), false)),
-        agreement_u_all: agreement(&pairs(None, true)),
+        agreement: agreement(&pairs(None, false).0),
+        agreement_tuning: agreement(&pairs(Some("tuning"), false).0),
+        agreement_held_out: agreement(&pairs(Some("held_out"), false).0),
+        agreement_u_all: agreement(&pairs(None, true).0),
         skipped_runs: skipped,
         runs,
     };
