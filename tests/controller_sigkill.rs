@@ -53,10 +53,13 @@ fn sigkill_mid_run_loses_and_repeats_nothing() {
     let mut child = spawn();
     let first_pid = child.id().to_string();
     let started = Instant::now();
-    // Wait until some, but not all, tasks are finished.
+    // Wait until some, but not all, tasks are finished and one is in
+    // flight (killing between two tasks would test nothing; under load the
+    // workers can sit in that gap when the third record lands).
     loop {
-        let n = finished(&out).len();
-        if n >= 3 {
+        let done = finished(&out);
+        let in_flight = starts(&out).iter().any(|(id, _)| !done.contains_key(id));
+        if done.len() >= 3 && in_flight {
             break;
         }
         assert!(
