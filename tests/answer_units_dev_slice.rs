@@ -5,7 +5,7 @@
 
 use earthverse_answer_units::{
     agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
-    system_gap_noise, Agreement, RunPair, ScoringContext,
+    score_task, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, load_recorded_runs, Release, Task,
@@ -17,6 +17,7 @@ fn context(task: &Task) -> ScoringContext {
     ScoringContext::new(task.question.clone())
         .with_tolerances(extract_tolerances(&raw))
         .unwrap_or_else(|e| panic!("tolerances of {}: {e}", task.task_id))
+        .with_solution(task.solution.as_deref().unwrap_or_default())
 }
 
 /// An independent count: an explicit stack over the task file's own JSON
@@ -94,6 +95,65 @@ fn the_ground_truth_as_answer_scores_100_on_every_task() {
     }
 }
 
+/// The first fenced JSON block of the solution, when it comes before the
+/// solution's second top-level heading (the release puts the answer
+/// section first): read here without the scorer's section reader.
+fn first_section_fenced_json(solution: &str) -> Option<Value> {
+    let second_heading = solution
+        .match_indices("\n# ")
+        .map(|(i, _)| i)
+        .find(|&i| i > 0)
+        .unwrap_or(solution.len());
+    let start = solution.find("```json")?;
+    if start > second_heading {
+        return None;
+    }
+    let body = solution[start + 7..].split("```").next()?;
+    serde_json::from_str(body).ok()
+}
+
+#[test]
+fn the_solution_final_answer_as_answer_scores_100_on_the_judge_reading() {
+    let release = Release::load(&earthverse_tests::dev_slice()).expect("dev slice loads");
+    let mut with_reference = 0;
+    for task in release.tasks() {
+        let ctx = context(task);
+        let solution = task.solution.as_deref().unwrap_or_default();
+        assert_eq!(
+            ctx.solution_answer,
+            first_section_fenced_json(solution),
+            "{}: the Final Answer object read from the solution",
+            task.task_id
+        );
+        let Some(reference) = ctx.solution_answer.clone() else {
+            continue;
+        };
+        with_reference += 1;
+        let score = score_task(&task.ground_truth.primary_gt, &reference, &ctx);
+        assert_eq!(score.judge_reference(), JudgeReference::Solution);
+        let judged = score.judge_score();
+        assert_eq!(
+            judged.units_total,
+            count_units(&reference),
+            "{}",
+            task.task_id
+        );
+        let missed: Vec<_> = judged
+            .ledger
+            .iter()
+            .filter(|e| !e.matched)
+            .map(|e| (&e.path, &e.why))
+            .collect();
+        assert_eq!(judged.u_all, 100.0, "{}; missed {missed:?}", task.task_id);
+        assert_eq!(score.u_judge(), 100.0, "{}", task.task_id);
+    }
+    println!(
+        "{with_reference} of {} tasks have a JSON Final Answer",
+        release.tasks().len()
+    );
+    assert!(with_reference > 0);
+}
+
 fn show(name: &str, a: &Agreement) {
     println!(
         "{name:<9} runs {:4} MAE {:5.2} bias {:+5.2} Pearson {:.3} Spearman {:.3} within5 {:5.1}% within10 {:5.1}% max system gap {:.2} system r {:.3}",
@@ -108,6 +168,7 @@ fn agreement_with_the_published_judge() {
     let runs = load_recorded_runs(&root.join("exploration")).expect("recorded runs load");
     assert_eq!(runs.len(), 817, "the dev slice has 817 recorded runs");
     let (mut tuning, mut held_out, mut all) = (Vec::new(), Vec::new(), Vec::new());
+    let mut held_out_primary_gt = Vec::new();
     let mut held_out_tasks = Vec::new();
     for entry in &runs {
         let task = release
@@ -118,19 +179,23 @@ fn agreement_with_the_published_judge() {
             .scores
             .unit_accuracy
             .unwrap_or_else(|| panic!("unit_accuracy in {}", entry.path.display()));
-        let score = score_answer(
+        let score = score_task(
             &task.ground_truth.primary_gt,
             &entry.run.final_answer,
             &context(task),
         );
         let pair = RunPair {
             system: entry.system_id.clone(),
-            ours: score.u_required,
+            ours: score.u_judge(),
             published,
         };
         if is_tuning_event(&task.event_id) {
             tuning.push(pair.clone());
         } else {
+            held_out_primary_gt.push(RunPair {
+                ours: score.units.u_required,
+                ..pair.clone()
+            });
             held_out.push(pair.clone());
             held_out_tasks.push(entry.task_id.clone());
         }
@@ -146,15 +211,26 @@ fn agreement_with_the_published_judge() {
             s.system, s.runs, s.ours, s.published
         );
     }
-    // Measured 2026-12-02 (after label leading, shared token for long text,
-    // repeated values counted once): held-out MAE 9.33, Pearson 0.881,
-    // within10 64.7%; all runs MAE 10.45, Pearson 0.868. Asserted a little
-    // below.
-    assert!(h.mae <= 10.0, "held-out MAE {}", h.mae);
-    assert!(h.pearson >= 0.85, "held-out Pearson {}", h.pearson);
-    assert!(h.within10 >= 60.0, "held-out within10 {}", h.within10);
-    assert!(a.mae <= 11.5, "all-runs MAE {}", a.mae);
-    assert!(a.pearson >= 0.84, "all-runs Pearson {}", a.pearson);
+    // Measured 2026-12-02 with the judge-like reading against the expert
+    // solution's Final Answer: held-out MAE 8.81, Pearson 0.892, within10
+    // 67.2%; all runs MAE 9.69, Pearson 0.884 (against primary_gt only:
+    // held-out 9.33, 0.881, 64.7%). Asserted a little below.
+    assert!(h.mae <= 9.3, "held-out MAE {}", h.mae);
+    assert!(h.pearson >= 0.88, "held-out Pearson {}", h.pearson);
+    assert!(h.within10 >= 65.0, "held-out within10 {}", h.within10);
+    assert!(a.mae <= 10.2, "all-runs MAE {}", a.mae);
+    assert!(a.pearson >= 0.87, "all-runs Pearson {}", a.pearson);
+    // The solution's Final Answer brings the reading closer to the judge
+    // on the events it was not tuned on.
+    let h_gt = agreement(&held_out_primary_gt);
+    show("held-out, primary_gt only", &h_gt);
+    assert!(h.mae < h_gt.mae, "held-out MAE {} vs {}", h.mae, h_gt.mae);
+    assert!(
+        h.pearson > h_gt.pearson,
+        "held-out r {} vs {}",
+        h.pearson,
+        h_gt.pearson
+    );
     // Per-system means: systems with at least 10 runs within 6 points, and
     // the means correlate (systems with 4–6 runs are noisier; see the report).
     for s in a.per_system.iter().filter(|s| s.runs >= 10) {

@@ -30,7 +30,7 @@ impl Judge for AllOrNothingJudge {
         run: &RunContext,
     ) -> earthverse_rubric_judge::Result<EvaluationRecord> {
         let scorer = AnswerUnitsScorer {
-            reading: UnitReading::Required,
+            reading: UnitReading::Judge,
         };
         // Failed runs come back as zero-score records from the deterministic core.
         let mut record = evaluate_deterministic(&scorer, task, run);

@@ -21,7 +21,7 @@ pub fn recorded_runs_dir(release: &Path) -> PathBuf {
 /// the rubric approximation.
 pub fn deterministic_judge() -> DeterministicJudge<AnswerUnitsScorer> {
     DeterministicJudge::new(AnswerUnitsScorer {
-        reading: UnitReading::Required,
+        reading: UnitReading::Judge,
     })
 }
 

@@ -5,14 +5,16 @@
 //!
 //! `RULES="label_polarity=false,short_answer_max_tokens=0"` switches rule
 //! constants off or changes them (names as in `Rules`), for the variant
-//! log; `SHOW_HELD=1` also prints the held-out half.
+//! log; `SHOW_HELD=1` also prints the held-out half; `NO_SOLUTION=1`
+//! scores the judge-like reading against `primary_gt` only (the reading
+//! before the expert solution's Final Answer was used).
 //!
 //! (The `earthverse units <root> --runs DIR` command reports the same
 //! figures through the package model; this example reads the JSON directly.)
 
 use earthverse_answer_units::{
-    agreement, extract_tolerances, is_tuning_event, score_answer, system_gap_noise, Agreement,
-    Rules, RunPair, ScoringContext,
+    agreement, extract_tolerances, is_tuning_event, score_task, system_gap_noise, Agreement, Rules,
+    RunPair, ScoringContext,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -36,6 +38,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut ctx = ScoringContext::new(task["question"].as_str().unwrap_or_default())
             .with_tolerances(extract_tolerances(gt))?;
         ctx.rules = rules_from_env()?;
+        if std::env::var_os("NO_SOLUTION").is_none() {
+            ctx = ctx.with_solution(task["solution"].as_str().unwrap_or_default());
+        }
         tasks.insert(id, (gt["primary_gt"].clone(), ctx, event));
     }
     let mut sets: [Vec<RunPair>; 3] = Default::default();
@@ -69,10 +74,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let Some(published) = run["scores"]["unit_accuracy"].as_f64() else {
                 continue;
             };
-            let score = score_answer(gt, &run["final_answer"], ctx);
+            let task_score = score_task(gt, &run["final_answer"], ctx);
+            let u_judge = task_score.u_judge();
+            let score = task_score.units;
             let pair = RunPair {
                 system: system.clone(),
-                ours: score.u_required,
+                ours: u_judge,
                 published,
             };
             all_reading.push(RunPair {
@@ -99,7 +106,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 if half == 0 { "tune" } else { "held" },
                 system,
                 task_id,
-                score.u_required,
+                u_judge,
                 score.u_all,
                 published,
                 score.groups_counted,
@@ -138,11 +145,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     show("all", &agreement(&sets[2]));
     show("u_all/all", &agreement(&all_reading));
-    show("grp/tune", &agreement(&grouped[0]));
+    show("gt/tune", &agreement(&grouped[0]));
     if show_held {
-        show("grp/held", &agreement(&grouped[1]));
+        show("gt/held", &agreement(&grouped[1]));
     }
-    show("grp/all", &agreement(&grouped[2]));
+    show("gt/all", &agreement(&grouped[2]));
     for s in held.per_system.iter().filter(|_| show_held) {
         println!(
             "  held {:<24} {:3} ours {:6.2} published {:6.2} Δ {:+6.2}",

@@ -1,8 +1,11 @@
 //! Prints the unit ledger of one recorded run.
 //!
 //! `cargo run -p earthverse-answer-units --example ledger -- <release-root> <system> <task-id>`
+//!
+//! Prints the ledger against `primary_gt`, then (when the expert solution
+//! has a JSON Final Answer) the judge-like ledger against it.
 
-use earthverse_answer_units::{extract_tolerances, score_answer, ScoringContext};
+use earthverse_answer_units::{extract_tolerances, score_task, ScoringContext, UnitScore};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -22,8 +25,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let run: Value = serde_json::from_slice(&std::fs::read(run_path)?)?;
     let gt = &task["ground_truth"];
     let ctx = ScoringContext::new(task["question"].as_str().unwrap_or_default())
-        .with_tolerances(extract_tolerances(gt))?;
-    let score = score_answer(&gt["primary_gt"], &run["final_answer"], &ctx);
+        .with_tolerances(extract_tolerances(gt))?
+        .with_solution(task["solution"].as_str().unwrap_or_default());
+    let score = score_task(&gt["primary_gt"], &run["final_answer"], &ctx);
+    print_ledger("primary_gt", &score.units);
+    if let Some(solution) = &score.solution {
+        print_ledger("solution Final Answer (judge-like)", solution);
+    }
+    println!(
+        "u_judge {:.2} | published {} ({}/{})",
+        score.u_judge(),
+        run["scores"]["unit_accuracy"],
+        run["scores"]["answer_units_correct"],
+        run["scores"]["answer_units_total"],
+    );
+    println!("judge: {}", run["judge_rationale"]);
+    Ok(())
+}
+
+fn print_ledger(reference: &str, score: &UnitScore) {
+    println!("== against {reference}");
     for e in &score.ledger {
         println!(
             "{} {} {:<50} exp={:<30} found={:<30} at={:<35} {}",
@@ -43,17 +64,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     println!(
-        "u_all {:.2} u_required {:.2} counted {} | published {} ({}/{}) | parse {:?}",
-        score.u_all,
-        score.u_required,
-        score.units_counted,
-        run["scores"]["unit_accuracy"],
-        run["scores"]["answer_units_correct"],
-        run["scores"]["answer_units_total"],
-        score.parse.shape
+        "u_all {:.2} u_required {:.2} counted {} | parse {:?}",
+        score.u_all, score.u_required, score.units_counted, score.parse.shape
     );
-    println!("judge: {}", run["judge_rationale"]);
-    Ok(())
 }
 
 fn short(v: &Value) -> String {

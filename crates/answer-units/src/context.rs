@@ -18,6 +18,10 @@ pub struct ScoringContext {
     pub tolerances: BTreeMap<String, f64>,
     /// The matching constants (defaults chosen on the tuning events).
     pub rules: Rules,
+    /// The expert solution's Final Answer object
+    /// ([`crate::solution_final_answer`]): the reference of the judge-like
+    /// reading of [`crate::score_task`] when present.
+    pub solution_answer: Option<Value>,
     /// Question lookups reused by every answer scored with this context.
     pub(crate) cache: QuestionCache,
 }
@@ -101,8 +105,23 @@ impl ScoringContext {
             question: question.into(),
             tolerances: BTreeMap::new(),
             rules: Rules::default(),
+            solution_answer: None,
             cache: QuestionCache::default(),
         }
+    }
+
+    /// Adds the expert solution (markdown): its Final Answer object, if it
+    /// has one, becomes the reference of the judge-like reading.
+    ///
+    /// ```
+    /// use earthverse_answer_units::ScoringContext;
+    /// let md = "# Final Answer\n```json\n{\"label\": \"pass\"}\n```\n# Key Computations\n";
+    /// assert!(ScoringContext::new("q").with_solution(md).solution_answer.is_some());
+    /// assert!(ScoringContext::new("q").with_solution("prose only").solution_answer.is_none());
+    /// ```
+    pub fn with_solution(mut self, solution: &str) -> Self {
+        self.solution_answer = crate::solution_final_answer(solution);
+        self
     }
 
     /// Adds task tolerances (keys are normalised; invalid values are rejected).

@@ -33,6 +33,7 @@ pub mod matching;
 mod normalize;
 mod parse;
 mod score;
+mod solution;
 mod units;
 mod values;
 
@@ -47,6 +48,8 @@ pub use matching::Rules;
 pub use normalize::{normalize_key, normalize_text};
 pub use parse::{parse_answer, parse_answer_text, AnswerShape, ParseReport, ParsedAnswer};
 pub use score::{
-    score_answer, score_answer_text, score_parsed, strict_at_95, UnitLedgerEntry, UnitScore,
+    score_answer, score_answer_text, score_parsed, score_task, strict_at_95, JudgeReference,
+    TaskScore, UnitLedgerEntry, UnitScore,
 };
+pub use solution::solution_final_answer;
 pub use units::{decompose, Unit, UnitKind};

@@ -182,6 +182,87 @@ pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> 
     summarize(ledger, parsed.report.clone(), &ctx.rules)
 }
 
+/// Which reference the judge-like reading of a [`TaskScore`] used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JudgeReference {
+    /// The expert solution's Final Answer object.
+    Solution,
+    /// `primary_gt` (the solution has no JSON Final Answer, or none was given).
+    PrimaryGt,
+}
+
+/// One answer scored against both references of its task.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskScore {
+    /// Against `primary_gt`: the units of record (§3.3: 10,879 in the
+    /// release), `u_all` and `u_required`.
+    pub units: UnitScore,
+    /// Against the expert solution's Final Answer
+    /// ([`ScoringContext::solution_answer`]), when the context has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solution: Option<UnitScore>,
+}
+
+impl TaskScore {
+    /// The reference of the judge-like reading.
+    pub fn judge_reference(&self) -> JudgeReference {
+        if self.solution.is_some() {
+            JudgeReference::Solution
+        } else {
+            JudgeReference::PrimaryGt
+        }
+    }
+
+    /// The score of the judge-like reading: against the solution's Final
+    /// Answer when there is one, else against `primary_gt`.
+    pub fn judge_score(&self) -> &UnitScore {
+        self.solution.as_ref().unwrap_or(&self.units)
+    }
+
+    /// Judge-like U, 0–100: `u_required` of [`TaskScore::judge_score`].
+    /// This is the reading compared with the published `unit_accuracy`.
+    pub fn u_judge(&self) -> f64 {
+        self.judge_score().u_required
+    }
+}
+
+/// Scores an answer against `primary_gt` and, when the context carries the
+/// expert solution's Final Answer ([`ScoringContext::with_solution`]),
+/// against that too, with the same rules. The answer is parsed once.
+///
+/// The published judge received the question, the structured ground truth
+/// and the expert solution (Appendix E) and read the answer as a set of
+/// units of the answer contract: "required fields, labels, decisions,
+/// values ... Missing required fields are incorrect". The solution's Final
+/// Answer is that contract filled in with the reference values, in the
+/// shape the question asked for, so the judge-like reading
+/// ([`TaskScore::u_judge`]) scores against it; `primary_gt` stays the
+/// decomposition of record (`units`).
+///
+/// ```
+/// use earthverse_answer_units::{score_task, JudgeReference, ScoringContext};
+/// use serde_json::json;
+/// let gt = json!({"answer": "pass", "required_values": {"adv_days": 6.25}});
+/// let question = "Return JSON {\"status\": \"\", \"advantage_days\": 0}";
+/// let solution = "# Final Answer\n```json\n{\"status\": \"pass\", \"advantage_days\": 6.25}\n```\n";
+/// let ctx = ScoringContext::new(question).with_solution(solution);
+/// let score = score_task(&gt, &json!({"status": "pass", "advantage_days": 5.0}), &ctx);
+/// assert_eq!(score.judge_reference(), JudgeReference::Solution);
+/// assert_eq!(score.u_judge(), 50.0);
+/// assert_eq!(score.units.units_total, 2);
+/// ```
+pub fn score_task(gt: &Value, answer: &Value, ctx: &ScoringContext) -> TaskScore {
+    let parsed = parse_answer(answer);
+    TaskScore {
+        units: score_parsed(gt, &parsed, ctx),
+        solution: ctx
+            .solution_answer
+            .as_ref()
+            .map(|reference| score_parsed(reference, &parsed, ctx)),
+    }
+}
+
 fn summarize(mut ledger: Vec<UnitLedgerEntry>, parse: ParseReport, rules: &Rules) -> UnitScore {
     let min_counted_share = rules.min_counted_share;
     // Row labels given by the question count after all when nothing else

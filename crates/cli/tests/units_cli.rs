@@ -71,6 +71,86 @@ fn counts_units_per_task_without_runs() {
     assert_eq!(listed.len(), files);
 }
 
+/// The fenced JSON object of a solution's `# Final Answer` section, read
+/// here independently of the scorer's reader.
+fn fenced_final_answer(solution: &str) -> Option<Value> {
+    let section = solution.split("# Final Answer").nth(1)?;
+    let section = section.split("\n# ").next()?;
+    let body = section.split("```json").nth(1)?.split("```").next()?;
+    serde_json::from_str(body).ok()
+}
+
+fn fixture_tasks() -> Vec<Value> {
+    std::fs::read_dir(fixtures().join("tasks"))
+        .unwrap()
+        .map(|e| serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap())
+        .collect()
+}
+
+#[test]
+fn the_judge_like_reading_scores_against_the_solution_final_answer() {
+    let tasks = fixture_tasks();
+    let with_solution = tasks
+        .iter()
+        .filter(|t| fenced_final_answer(t["solution"].as_str().unwrap_or_default()).is_some())
+        .count();
+    assert!(
+        with_solution > 0,
+        "the fixtures have solutions with a JSON Final Answer"
+    );
+    let counts = units_json(&[]);
+    assert_eq!(
+        counts["tasks_with_solution_reference"].as_u64().unwrap() as usize,
+        with_solution
+    );
+    let runs_dir = fixtures().join("exploration");
+    let report = units_json(&["--runs", runs_dir.to_str().unwrap(), "--ledger"]);
+    let runs = report["runs"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    for run in runs {
+        let task = tasks
+            .iter()
+            .find(|t| t["task_id"] == run["task_id"])
+            .unwrap();
+        let gt = &task["ground_truth"]["primary_gt"];
+        let units = earthverse_answer_units::count_units;
+        assert_eq!(run["ledger"].as_array().unwrap().len(), units(gt), "{run}");
+        match fenced_final_answer(task["solution"].as_str().unwrap_or_default()) {
+            Some(reference) => {
+                assert_eq!(run["judge_reference"], "solution", "{}", run["task_id"]);
+                assert_eq!(run["u_judge"], run["u_solution"]);
+                let ledger = run["solution_ledger"].as_array().unwrap();
+                assert_eq!(ledger.len(), units(&reference), "{}", run["task_id"]);
+            }
+            None => {
+                assert_eq!(run["judge_reference"], "primary_gt");
+                assert_eq!(run["u_judge"], run["u_required"]);
+                assert!(run["solution_ledger"].is_null());
+            }
+        }
+    }
+    // The agreement summary reads the judge-like U; the primary_gt reading
+    // is reported next to it.
+    let judged: Vec<f64> = runs
+        .iter()
+        .filter(|r| r["published_unit_accuracy"].is_number())
+        .map(|r| r["u_judge"].as_f64().unwrap())
+        .collect();
+    let published: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r["published_unit_accuracy"].as_f64())
+        .collect();
+    let mae = judged
+        .iter()
+        .zip(&published)
+        .map(|(a, b)| (a - b).abs())
+        .sum::<f64>()
+        / judged.len() as f64;
+    let reported = report["agreement"]["mae"].as_f64().unwrap();
+    assert!((reported - mae).abs() < 1e-9, "{reported} vs {mae}");
+    assert!(report["agreement_u_required"]["runs"].as_u64().unwrap() as usize == judged.len());
+}
+
 fn walk_json(dir: &Path) -> usize {
     let mut n = 0;
     for entry in std::fs::read_dir(dir).unwrap() {

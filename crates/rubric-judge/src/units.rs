@@ -3,16 +3,20 @@
 use crate::deterministic::{UnitOutcome, UnitScorer};
 use crate::input::TaskContext;
 use crate::record::AnswerUnitEntry;
-use earthverse_answer_units::{extract_tolerances, score_answer, ScoringContext};
+use earthverse_answer_units::{extract_tolerances, score_task, ScoringContext};
 use serde_json::Value;
 
 /// Which reading of U to report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum UnitReading {
-    /// The judge-like reading: units the question asks for (plus matched
-    /// ones), scoring metadata skipped (`u_required`). Default: it is what
-    /// the published judge counted.
+    /// The judge-like reading (default): `u_required` against the expert
+    /// solution's Final Answer when it has a JSON one (the answer contract
+    /// filled in, which the published judge received, Appendix E), else
+    /// against `primary_gt`. Closest to the published `unit_accuracy`.
     #[default]
+    Judge,
+    /// Units of `primary_gt` the question asks for (plus matched ones),
+    /// scoring metadata skipped (`u_required` against `primary_gt` only).
     Required,
     /// Every scalar leaf of `primary_gt` (the paper's 10,879-unit count).
     All,
@@ -30,10 +34,18 @@ impl UnitScorer for AnswerUnitsScorer {
     fn score_units(&self, task: &TaskContext, final_answer: &Value) -> UnitOutcome {
         let base = ScoringContext::new(task.question.clone());
         let tolerances = extract_tolerances(&task.ground_truth);
-        let ctx = base.clone().with_tolerances(tolerances).unwrap_or(base);
-        let score = score_answer(&task.primary_gt, final_answer, &ctx);
+        let ctx = base
+            .clone()
+            .with_tolerances(tolerances)
+            .unwrap_or(base)
+            .with_solution(&task.solution);
+        let task_score = score_task(&task.primary_gt, final_answer, &ctx);
+        let score = match self.reading {
+            UnitReading::Judge => task_score.solution.unwrap_or(task_score.units),
+            UnitReading::Required | UnitReading::All => task_score.units,
+        };
         let (u, correct, total) = match self.reading {
-            UnitReading::Required => (
+            UnitReading::Judge | UnitReading::Required => (
                 score.u_required,
                 score.units_counted_matched,
                 score.units_counted,
@@ -49,7 +61,7 @@ impl UnitScorer for AnswerUnitsScorer {
                 found: e.found,
                 satisfied: e.matched,
                 counted: match self.reading {
-                    UnitReading::Required => e.counted,
+                    UnitReading::Judge | UnitReading::Required => e.counted,
                     UnitReading::All => true,
                 },
                 note: e.why,

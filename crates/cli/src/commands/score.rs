@@ -48,8 +48,10 @@ pub struct ScoreArgs {
     /// Most judge calls per record before giving up (§4.1 reruns invalid judgments).
     #[arg(long, default_value_t = earthverse_rubric_judge::DEFAULT_MAX_JUDGE_ATTEMPTS)]
     pub max_judge_attempts: u32,
-    /// Reading of U for the deterministic judge: `required` (judge-like) or `all` leaves.
-    #[arg(long, default_value = "required")]
+    /// Reading of U for the deterministic judge: `judge` (against the expert
+    /// solution's Final Answer when it has one, else `required`), `required`
+    /// (units of `primary_gt` the question asks for) or `all` leaves.
+    #[arg(long, default_value = "judge")]
     pub units: String,
     /// Report agreement with the scores stored in the recorded runs.
     #[arg(long)]
@@ -109,9 +111,10 @@ fn print_agreement(name: &str, a: &Agreement) {
 /// Runs `earthverse score`.
 pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let reading = match args.units.as_str() {
+        "judge" => UnitReading::Judge,
         "required" => UnitReading::Required,
         "all" => UnitReading::All,
-        other => bail!("--units `{other}`: expected required or all"),
+        other => bail!("--units `{other}`: expected judge, required or all"),
     };
     let model = build_model(&args)?;
     let tasks = load_tasks(&args.release_root)

@@ -3,9 +3,9 @@
 
 use anyhow::Context;
 use earthverse_answer_units::{
-    agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
-    strict_at_95, system_gap_noise, Agreement, RunPair, ScoringContext, SystemGapNoise,
-    UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
+    agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_task,
+    strict_at_95, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext,
+    SystemGapNoise, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task, ToleranceRule,
@@ -38,6 +38,9 @@ struct TaskUnits {
     event_id: String,
     units: usize,
     required: usize,
+    /// The expert solution has a JSON Final Answer: the judge-like
+    /// reading scores against it.
+    solution_reference: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -47,6 +50,7 @@ struct CountReport {
     total_units: usize,
     mean_units_per_task: f64,
     total_required: usize,
+    tasks_with_solution_reference: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -56,6 +60,12 @@ struct RunUnits {
     event_id: String,
     /// `tuning` or `held_out` (see `is_tuning_event`).
     half: &'static str,
+    /// The judge-like reading: `u_required` against the expert solution's
+    /// Final Answer when it has one, else against `primary_gt`.
+    u_judge: f64,
+    judge_reference: JudgeReference,
+    /// `u_required` against the solution's Final Answer, when it has one.
+    u_solution: Option<f64>,
     u_all: f64,
     u_required: f64,
     u_required_leaves: f64,
@@ -69,6 +79,9 @@ struct RunUnits {
     parse_shape: earthverse_answer_units::AnswerShape,
     #[serde(skip_serializing_if = "Option::is_none")]
     ledger: Option<Vec<UnitLedgerEntry>>,
+    /// The ledger against the solution's Final Answer (with `--ledger`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    solution_ledger: Option<Vec<UnitLedgerEntry>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -76,10 +89,13 @@ struct RunsReport {
     runs: Vec<RunUnits>,
     skipped_runs: Vec<String>,
     strict95: Strict95,
-    /// Judge-like reading (`u_required`) against the published unit accuracy.
+    /// Judge-like reading (`u_judge`) against the published unit accuracy.
     agreement: Agreement,
     agreement_tuning: Agreement,
     agreement_held_out: Agreement,
+    /// `u_required` against `primary_gt` only, against the published unit
+    /// accuracy (the judge-like reading without the solution's Final Answer).
+    agreement_u_required: Agreement,
     /// Paper reading (`u_all`) against the published unit accuracy.
     agreement_u_all: Agreement,
     /// Noise floor of the held-out per-system gaps (see [`system_gap_noise`]).
@@ -98,6 +114,7 @@ const NOISE_SEED: u64 = 2026;
 
 #[derive(Debug, Serialize)]
 struct Strict95 {
+    ours_u_judge: f64,
     ours_u_required: f64,
     ours_u_all: f64,
     published: f64,
@@ -117,9 +134,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn context_for(task: &Task) -> anyhow::Result<ScoringContext> {
-    ScoringContext::new(task.question.clone())
+    Ok(ScoringContext::new(task.question.clone())
         .with_tolerances(task_tolerances(task))
-        .with_context(|| format!("tolerances of task {}", task.task_id))
+        .with_context(|| format!("tolerances of task {}", task.task_id))?
+        .with_solution(task.solution.as_deref().unwrap_or_default()))
 }
 
 /// The task's absolute numeric tolerances: the package model's typed
@@ -157,6 +175,7 @@ fn count(release: &Release, json: bool) -> anyhow::Result<ExitCode> {
             event_id: task.event_id.clone(),
             units: count_units(&task.ground_truth.primary_gt),
             required: units.iter().filter(|u| u.required && !u.meta).count(),
+            solution_reference: ctx.solution_answer.is_some(),
         });
     }
     let total_units: usize = tasks.iter().map(|t| t.units).sum();
@@ -169,6 +188,7 @@ fn count(release: &Release, json: bool) -> anyhow::Result<ExitCode> {
             total_units as f64 / tasks.len() as f64
         },
         total_required: tasks.iter().map(|t| t.required).sum(),
+        tasks_with_solution_reference: tasks.iter().filter(|t| t.solution_reference).count(),
         tasks,
     };
     if json {
@@ -179,11 +199,13 @@ fn count(release: &Release, json: bool) -> anyhow::Result<ExitCode> {
             println!("{:<16} {:>6} {:>9}", t.task_id, t.units, t.required);
         }
         println!(
-            "total: {} units over {} tasks ({:.2} per task); {} named by the questions",
+            "total: {} units over {} tasks ({:.2} per task); {} named by the questions; \
+             {} tasks with a JSON Final Answer in the expert solution (the judge-like reference)",
             report.total_units,
             report.task_count,
             report.mean_units_per_task,
-            report.total_required
+            report.total_required,
+            report.tasks_with_solution_reference
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -233,14 +255,18 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
             .collect()
     });
     // Runs with a published score, as pairs, with the task of each.
-    let pairs = |half: Option<&str>, all_reading: bool| -> (Vec<RunPair>, Vec<&str>) {
+    let pairs = |half: Option<&str>, reading: Reading| -> (Vec<RunPair>, Vec<&str>) {
         runs.iter()
             .filter(|r| half.is_none_or(|h| r.half == h))
             .filter_map(|r| {
                 r.published_unit_accuracy.map(|published| {
                     let pair = RunPair {
                         system: r.system.clone(),
-                        ours: if all_reading { r.u_all } else { r.u_required },
+                        ours: match reading {
+                            Reading::Judge => r.u_judge,
+                            Reading::Required => r.u_required,
+                            Reading::All => r.u_all,
+                        },
                         published,
                     };
                     (pair, r.task_id.as_str())
@@ -249,7 +275,7 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
             .unzip()
     };
     let noise = |half: Option<&str>| {
-        let (pairs, tasks) = pairs(half, false);
+        let (pairs, tasks) = pairs(half, Reading::Judge);
         system_gap_noise(
             &pairs,
             &tasks,
@@ -273,14 +299,16 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
         system_gap_noise_held_out: noise_held_out,
         system_gap_noise: noise_all,
         strict95: Strict95 {
+            ours_u_judge: strict_at_95(runs.iter().map(|r| r.u_judge)),
             ours_u_required: strict_at_95(runs.iter().map(|r| r.u_required)),
             ours_u_all: strict_at_95(runs.iter().map(|r| r.u_all)),
             published: strict_at_95(runs.iter().filter_map(|r| r.published_unit_accuracy)),
         },
-        agreement: agreement(&pairs(None, false).0),
-        agreement_tuning: agreement(&pairs(Some("tuning"), false).0),
-        agreement_held_out: agreement(&pairs(Some("held_out"), false).0),
-        agreement_u_all: agreement(&pairs(None, true).0),
+        agreement: agreement(&pairs(None, Reading::Judge).0),
+        agreement_tuning: agreement(&pairs(Some("tuning"), Reading::Judge).0),
+        agreement_held_out: agreement(&pairs(Some("held_out"), Reading::Judge).0),
+        agreement_u_required: agreement(&pairs(None, Reading::Required).0),
+        agreement_u_all: agreement(&pairs(None, Reading::All).0),
         skipped_runs: skipped,
         runs,
     };
@@ -298,11 +326,13 @@ fn score_run(
     ctx: &ScoringContext,
     with_ledger: bool,
 ) -> RunUnits {
-    let score = score_answer(
+    let task_score = score_task(
         &task.ground_truth.primary_gt,
         &entry.answer.final_answer,
         ctx,
     );
+    let (u_judge, judge_reference) = (task_score.u_judge(), task_score.judge_reference());
+    let (score, solution) = (task_score.units, task_score.solution);
     let scores = &entry.answer.scores;
     RunUnits {
         system: entry.system_id.clone(),
@@ -313,6 +343,9 @@ fn score_run(
         } else {
             "held_out"
         },
+        u_judge,
+        judge_reference,
+        u_solution: solution.as_ref().map(|s| s.u_required),
         u_all: score.u_all,
         u_required: score.u_required,
         u_required_leaves: score.u_required_leaves,
@@ -325,7 +358,16 @@ fn score_run(
         published_units_correct: scores.answer_units_correct,
         parse_shape: score.parse.shape,
         ledger: with_ledger.then_some(score.ledger),
+        solution_ledger: solution.filter(|_| with_ledger).map(|s| s.ledger),
     }
+}
+
+/// Which U of a run an agreement figure reads.
+#[derive(Debug, Clone, Copy)]
+enum Reading {
+    Judge,
+    Required,
+    All,
 }
 
 /// Why a ledger entry is left out of the judge-like denominator (empty
@@ -346,23 +388,36 @@ fn not_counted_note(e: &UnitLedgerEntry) -> String {
 
 fn print_runs(report: &RunsReport, ledger: bool) {
     println!(
-        "{:<24} {:<14} {:>8} {:>8} {:>10} {:>6}",
-        "system", "task", "U_req", "U_all", "published", "half"
+        "{:<24} {:<14} {:>8} {:>8} {:>8} {:>10} {:>6}",
+        "system", "task", "U_judge", "U_req", "U_all", "published", "half"
     );
     for r in &report.runs {
         let published = r
             .published_unit_accuracy
             .map_or("-".to_owned(), |p| format!("{p:.2}"));
         println!(
-            "{:<24} {:<14} {:>8.2} {:>8.2} {:>10} {:>6}",
+            "{:<24} {:<14} {:>8.2} {:>8.2} {:>8.2} {:>10} {:>6}",
             r.system,
             r.task_id,
+            r.u_judge,
             r.u_required,
             r.u_all,
             published,
             if r.half == "tuning" { "tune" } else { "held" }
         );
-        if let Some(entries) = r.ledger.as_ref().filter(|_| ledger) {
+        if !ledger {
+            continue;
+        }
+        let ledgers = [
+            ("primary_gt", r.ledger.as_ref()),
+            (
+                "the expert solution's Final Answer (judge-like reference)",
+                r.solution_ledger.as_ref(),
+            ),
+        ];
+        for (reference, entries) in ledgers {
+            let Some(entries) = entries else { continue };
+            println!("  against {reference}:");
             for e in entries {
                 println!(
                     "    {} {:<48} expected {} found {} at {} — {}{}",
@@ -391,13 +446,17 @@ fn print_runs(report: &RunsReport, ledger: bool) {
             a.runs, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10, a.max_system_gap, a.max_system_gap_min_runs
         );
     };
-    line("U_req vs published", &report.agreement);
+    line("U_judge vs published", &report.agreement);
     line("  tuning events", &report.agreement_tuning);
     line("  held-out events", &report.agreement_held_out);
+    line("U_req vs published", &report.agreement_u_required);
     line("U_all vs published", &report.agreement_u_all);
     println!(
-        "Strict@95: ours (U_req) {:.1}%, ours (U_all) {:.1}%, published {:.1}%",
-        report.strict95.ours_u_required, report.strict95.ours_u_all, report.strict95.published
+        "Strict@95: ours (U_judge) {:.1}%, ours (U_req) {:.1}%, ours (U_all) {:.1}%, published {:.1}%",
+        report.strict95.ours_u_judge,
+        report.strict95.ours_u_required,
+        report.strict95.ours_u_all,
+        report.strict95.published
     );
     for (title, noise) in [
         ("all runs", &report.system_gap_noise),
