@@ -144,42 +144,7 @@ pub fn score_answer_text(gt: &Value, answer: &str, ctx: &ScoringContext) -> Unit
 
 /// Scores an already parsed answer.
 pub fn score_parsed(gt: &Value, parsed: &ParsedAnswer, ctx: &ScoringContext) -> UnitScore {
-    let mut scorer = Scorer {
-        nodes: Vec::new(),
-        prose: None,
-        ctx,
-    };
-    match &parsed.json {
-        Some(json) => {
-            scorer.build(json, None, "$".to_owned(), 0);
-        }
-        None => {
-            let prose = ProseText::new(&parsed.text);
-            if !prose.is_empty() {
-                scorer.prose = Some(prose);
-            }
-        }
-    }
-    let root: Vec<usize> = if scorer.nodes.is_empty() {
-        Vec::new()
-    } else {
-        vec![0]
-    };
-    let mut ledger = Vec::new();
-    let at = GtPos {
-        path: String::new(),
-        group: None,
-        raw_key: None,
-        key: None,
-        meta: false,
-        list_element: false,
-        row_element: false,
-        row_field: false,
-        within_row: false,
-        depth: 0,
-    };
-    scorer.walk(gt, &at, &root, &root, &mut ledger);
-    summarize(ledger, parsed.report.clone(), &ctx.rules)
+    Scorer::for_answer(parsed, ctx).score(gt, &parsed.report)
 }
 
 /// Which reference the judge-like reading of a [`TaskScore`] used.
@@ -254,12 +219,14 @@ impl TaskScore {
 /// ```
 pub fn score_task(gt: &Value, answer: &Value, ctx: &ScoringContext) -> TaskScore {
     let parsed = parse_answer(answer);
+    // The answer's index is built once and read for both references.
+    let scorer = Scorer::for_answer(&parsed, ctx);
     TaskScore {
-        units: score_parsed(gt, &parsed, ctx),
+        units: scorer.score(gt, &parsed.report),
         solution: ctx
             .solution_answer
             .as_ref()
-            .map(|reference| score_parsed(reference, &parsed, ctx)),
+            .map(|reference| scorer.score(reference, &parsed.report)),
     }
 }
 
@@ -463,6 +430,51 @@ struct Scorer<'a> {
 }
 
 impl<'a> Scorer<'a> {
+    /// The answer's index: its nodes (structured answers) or its text.
+    fn for_answer(parsed: &'a ParsedAnswer, ctx: &'a ScoringContext) -> Self {
+        let mut scorer = Scorer {
+            nodes: Vec::new(),
+            prose: None,
+            ctx,
+        };
+        match &parsed.json {
+            Some(json) => {
+                scorer.build(json, None, "$".to_owned(), 0);
+            }
+            None => {
+                let prose = ProseText::new(&parsed.text);
+                if !prose.is_empty() {
+                    scorer.prose = Some(prose);
+                }
+            }
+        }
+        scorer
+    }
+
+    /// Scores the indexed answer against one reference.
+    fn score(&self, gt: &Value, report: &ParseReport) -> UnitScore {
+        let root: Vec<usize> = if self.nodes.is_empty() {
+            Vec::new()
+        } else {
+            vec![0]
+        };
+        let mut ledger = Vec::new();
+        let at = GtPos {
+            path: String::new(),
+            group: None,
+            raw_key: None,
+            key: None,
+            meta: false,
+            list_element: false,
+            row_element: false,
+            row_field: false,
+            within_row: false,
+            depth: 0,
+        };
+        self.walk(gt, &at, &root, &root, &mut ledger);
+        summarize(ledger, report.clone(), &self.ctx.rules)
+    }
+
     fn build(
         &mut self,
         value: &'a Value,
