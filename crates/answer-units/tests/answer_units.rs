@@ -2,8 +2,8 @@
 //! one `check` helper, and property tests of the scorer and the parser.
 
 use earthverse_answer_units::{
-    count_units, decompose, parse_answer_text, score_answer, score_answer_text, AnswerShape,
-    ScoringContext, UnitScore,
+    count_units, decompose, parse_answer_text, score_answer, score_answer_text, score_task,
+    AnswerShape, JudgeReference, ScoringContext, UnitScore,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -446,6 +446,42 @@ proptest! {
             return Err(TestCaseError::reject("no leaves"));
         };
         prop_assert!(after.u_required <= before.u_required + 1e-9, "u_required {} -> {}\n{:#?}\n{:#?}", before.u_required, after.u_required, before.ledger, after.ledger);
+    }
+
+    /// `score_task` reads one answer index for both references: each of its
+    /// scores equals `score_answer` against that reference alone, and the
+    /// judge-like U is the solution's `u_required` (100 for the solution
+    /// itself as the answer).
+    #[test]
+    fn score_task_scores_each_reference_like_score_answer(
+        gt in ground_truth(),
+        reference in ground_truth(),
+        mask in any::<u64>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), leaf()), 0..4),
+    ) {
+        let mut ctx = ScoringContext::new(question_for(&reference, mask));
+        let mut paths = Vec::new();
+        leaf_paths(&reference, &mut Vec::new(), &mut paths);
+        let mut answer = reference.clone();
+        for (index, value) in edits.into_iter().filter(|_| !paths.is_empty()) {
+            if let Some(slot) = leaf_mut(&mut answer, &paths[index.index(paths.len())]) {
+                *slot = value;
+            }
+        }
+        let without = score_task(&gt, &answer, &ctx);
+        prop_assert_eq!(without.judge_reference(), JudgeReference::PrimaryGt);
+        prop_assert_eq!(without.u_judge(), without.units.u_required);
+        ctx.solution_answer = Some(reference.clone());
+        let both = score_task(&gt, &answer, &ctx);
+        prop_assert_eq!(&both.units, &score_answer(&gt, &answer, &ctx));
+        let solution = score_answer(&reference, &answer, &ctx);
+        prop_assert_eq!(both.solution.as_ref(), Some(&solution));
+        prop_assert_eq!(both.judge_reference(), JudgeReference::Solution);
+        prop_assert_eq!(both.u_judge(), solution.u_required);
+        let exact = score_task(&gt, &reference, &ctx);
+        if count_units(&reference) > 0 {
+            prop_assert_eq!(exact.u_judge(), 100.0);
+        }
     }
 
     #[test]
