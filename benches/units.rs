@@ -15,7 +15,7 @@
 //! default `python3`; only the standard library is needed).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use earthverse_answer_units::{extract_tolerances, score_answer, ScoringContext};
+use earthverse_answer_units::{extract_tolerances, score_task, ScoringContext};
 use earthverse_benches::{best_of, dev_slice, project_root};
 use earthverse_package_model::{load_recorded_runs, Release};
 use std::path::PathBuf;
@@ -85,14 +85,15 @@ fn main() {
             let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
             let ctx = ScoringContext::new(task.question.clone())
                 .with_tolerances(extract_tolerances(&raw))
-                .expect("tolerances");
-            sum += score_answer(&task.ground_truth.primary_gt, &entry.run.final_answer, &ctx)
-                .u_required;
+                .expect("tolerances")
+                .with_solution(task.solution.as_deref().unwrap_or_default());
+            sum +=
+                score_task(&task.ground_truth.primary_gt, &entry.run.final_answer, &ctx).u_judge();
         }
         (runs.len(), sum / runs.len().max(1) as f64)
     });
     println!(
-        "in process (load + score): {runs} runs, mean U_req {mean:.2}: {:.3} s",
+        "in process (load + score against primary_gt and the solution): {runs} runs, mean U_judge {mean:.2}: {:.3} s",
         in_process.as_secs_f64()
     );
 
@@ -106,7 +107,8 @@ fn main() {
             let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
             let ctx = ScoringContext::new(task.question.clone())
                 .with_tolerances(extract_tolerances(&raw))
-                .expect("tolerances");
+                .expect("tolerances")
+                .with_solution(task.solution.as_deref().unwrap_or_default());
             (task.task_id.as_str(), ctx)
         })
         .collect();
@@ -119,8 +121,8 @@ fn main() {
             ) else {
                 continue;
             };
-            sum += score_answer(&task.ground_truth.primary_gt, &entry.run.final_answer, ctx)
-                .u_required;
+            sum +=
+                score_task(&task.ground_truth.primary_gt, &entry.run.final_answer, ctx).u_judge();
         }
         sum
     });

@@ -5,9 +5,13 @@
 //! ([`decompose`], [`count_units`]), reads a final answer of any shape
 //! ([`parse_answer`]), matches unit by unit with documented rules and
 //! tolerances ([`score_answer`]) and explains every decision in a ledger
-//! ([`UnitLedgerEntry`]). Two readings of U are reported: over all units
-//! (`u_all`) and over the units the question asks for (`u_required`, the
-//! judge-like reading). Pure: no IO, no async.
+//! ([`UnitLedgerEntry`]). Two readings of U come from one reference: over
+//! all units (`u_all`) and over the units the question asks for
+//! (`u_required`). [`score_task`] also scores the answer against the
+//! expert solution's Final Answer ([`solution_final_answer`], which the
+//! published judge received, Appendix E): [`TaskScore::u_judge`] is the
+//! judge-like reading, compared with the published `unit_accuracy`.
+//! Pure: no IO, no async.
 //!
 //! ```
 //! use earthverse_answer_units::{score_answer, strict_at_95, ScoringContext};

@@ -106,7 +106,7 @@ pub struct UnitScore {
     /// unit counts when the question names it or it matched, a group when
     /// one of its units counts; the denominator is at least
     /// [`crate::Rules::min_counted_share`] of all answer groups.
-    /// This is the reading compared with the published `unit_accuracy`.
+    /// [`TaskScore::u_judge`] takes this reading from its reference.
     pub u_required: f64,
     /// Judge-like U at leaf level: matched over counted units (the
     /// prototype's BEST reading), 0–100.
