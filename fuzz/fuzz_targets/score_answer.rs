@@ -1,10 +1,14 @@
 //! Any bytes as an answer (text, or JSON when they parse), scored against a
 //! ground truth with every unit kind, must give U within 0–100 and a ledger
 //! with one entry per unit, without panicking. The first byte picks whether
-//! the bytes are also tried as a ground truth.
+//! the bytes are also tried as a ground truth. The bytes are also read as an
+//! expert solution: its Final Answer, if any, is a second reference for
+//! `score_task`.
 #![no_main]
 
-use earthverse_answer_units::{count_units, score_answer, score_answer_text, ScoringContext};
+use earthverse_answer_units::{
+    count_units, score_answer, score_answer_text, score_task, ScoringContext,
+};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Value};
 
@@ -35,6 +39,12 @@ fuzz_target!(|data: &[u8]| {
         assert!((0.0..=100.0).contains(&score.u_required));
     };
     check(score_answer_text(&gt, &text, &ctx), &gt);
+    let with_solution = ctx.clone().with_solution(&text);
+    if let Some(reference) = with_solution.solution_answer.clone() {
+        let task = score_task(&gt, &gt, &with_solution);
+        check(task.units, &gt);
+        check(task.solution.expect("a solution score"), &reference);
+    }
     if let Ok(value) = serde_json::from_slice::<Value>(data) {
         check(score_answer(&gt, &value, &ctx), &gt);
         if data.first().is_some_and(|b| b % 2 == 0) {

@@ -3,7 +3,7 @@
 
 use earthverse_answer_units::{
     count_units, decompose, parse_answer_text, score_answer, score_answer_text, score_task,
-    AnswerShape, JudgeReference, ScoringContext, UnitScore,
+    solution_final_answer, AnswerShape, JudgeReference, ScoringContext, UnitScore,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -484,11 +484,26 @@ proptest! {
         }
     }
 
+    /// Any text under a Final Answer heading is read without panicking, and
+    /// a reference, when found, is an object with units.
+    #[test]
+    fn any_solution_text_is_read_safely(
+        head in "(#{1,7} ?(Final|Correct|The)? ?Answers?\n)?",
+        body in "[#`\\[\\]{}\",:0-9a-z \n-]{0,300}",
+    ) {
+        let text = format!("{head}{body}");
+        if let Some(reference) = solution_final_answer(&text) {
+            prop_assert!(reference.is_object());
+            prop_assert!(count_units(&reference) > 0);
+        }
+    }
+
     #[test]
     fn random_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
         let text = String::from_utf8_lossy(&bytes);
         let parsed = parse_answer_text(&text);
         prop_assert!(parsed.report.remainder.len() <= text.len() || parsed.json.is_none());
+        let _ = solution_final_answer(&text);
         let gt = json!({"a": 1.5, "b": "label", "c": [1, 2], "d": {"e": true, "f": null}});
         let score = score_answer_text(&gt, &text, &ScoringContext::new("a b c d e f"));
         prop_assert!((0.0..=100.0).contains(&score.u_all));
