@@ -17,7 +17,7 @@
 
 use earthverse_answer_units::{extract_tolerances, score_task, ScoringContext};
 use earthverse_benches::{best_of, dev_slice, project_root};
-use earthverse_package_model::{load_recorded_runs, Release};
+use earthverse_package_model::{load_recorded_runs, Release, Task};
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
@@ -65,6 +65,15 @@ for _ in range(int(sys.argv[2])):
 print(best, n)
 "#;
 
+/// The task's question, tolerances and solution.
+fn scoring_context(task: &Task) -> ScoringContext {
+    let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
+    ScoringContext::new(task.question.clone())
+        .with_tolerances(extract_tolerances(&raw))
+        .expect("tolerances")
+        .with_solution(task.solution.as_deref().unwrap_or_default())
+}
+
 fn main() {
     let root = dev_slice();
     assert!(
@@ -82,11 +91,7 @@ fn main() {
             let Some(task) = release.task(&entry.task_id) else {
                 continue;
             };
-            let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
-            let ctx = ScoringContext::new(task.question.clone())
-                .with_tolerances(extract_tolerances(&raw))
-                .expect("tolerances")
-                .with_solution(task.solution.as_deref().unwrap_or_default());
+            let ctx = scoring_context(task);
             sum +=
                 score_task(&task.ground_truth.primary_gt, &entry.run.final_answer, &ctx).u_judge();
         }
@@ -103,14 +108,7 @@ fn main() {
     let contexts: std::collections::HashMap<&str, ScoringContext> = release
         .tasks()
         .iter()
-        .map(|task| {
-            let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
-            let ctx = ScoringContext::new(task.question.clone())
-                .with_tolerances(extract_tolerances(&raw))
-                .expect("tolerances")
-                .with_solution(task.solution.as_deref().unwrap_or_default());
-            (task.task_id.as_str(), ctx)
-        })
+        .map(|task| (task.task_id.as_str(), scoring_context(task)))
         .collect();
     let (score_only, _) = best_of(ROUNDS, || {
         let mut sum = 0.0;

@@ -5,7 +5,7 @@
 
 use earthverse_answer_units::{
     agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
-    score_task, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext,
+    score_task, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext, UnitScore,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, load_recorded_runs, Release, Task,
@@ -65,6 +65,16 @@ fn unit_counts_match_an_independent_count() {
     assert!(total > 0);
 }
 
+/// The units an answer missed, with why (for failure messages).
+fn missed(score: &UnitScore) -> Vec<(&String, &String)> {
+    score
+        .ledger
+        .iter()
+        .filter(|e| !e.matched)
+        .map(|e| (&e.path, &e.why))
+        .collect()
+}
+
 #[test]
 fn the_ground_truth_as_answer_scores_100_on_every_task() {
     let release = Release::load(&earthverse_tests::dev_slice()).expect("dev slice loads");
@@ -79,12 +89,7 @@ fn the_ground_truth_as_answer_scores_100_on_every_task() {
         ] {
             let score = score_answer(gt, &answer, &ctx);
             assert_eq!(score.units_total, count_units(gt), "{}", task.task_id);
-            let missed: Vec<_> = score
-                .ledger
-                .iter()
-                .filter(|e| !e.matched)
-                .map(|e| (&e.path, &e.why))
-                .collect();
+            let missed = missed(&score);
             assert_eq!(
                 score.u_all, 100.0,
                 "{} u_all; missed {missed:?}",
@@ -138,12 +143,7 @@ fn the_solution_final_answer_as_answer_scores_100_on_the_judge_reading() {
             "{}",
             task.task_id
         );
-        let missed: Vec<_> = judged
-            .ledger
-            .iter()
-            .filter(|e| !e.matched)
-            .map(|e| (&e.path, &e.why))
-            .collect();
+        let missed = missed(judged);
         assert_eq!(judged.u_all, 100.0, "{}; missed {missed:?}", task.task_id);
         assert_eq!(score.u_judge(), 100.0, "{}", task.task_id);
     }

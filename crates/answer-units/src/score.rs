@@ -185,6 +185,11 @@ impl TaskScore {
         self.solution.as_ref().unwrap_or(&self.units)
     }
 
+    /// [`TaskScore::judge_score`], taken by value.
+    pub fn into_judge_score(self) -> UnitScore {
+        self.solution.unwrap_or(self.units)
+    }
+
     /// Judge-like U, 0–100: `u_required` of [`TaskScore::judge_score`].
     /// This is the reading compared with the published `unit_accuracy`.
     pub fn u_judge(&self) -> f64 {

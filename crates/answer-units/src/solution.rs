@@ -10,7 +10,7 @@
 //! asked for, with the reference values: the judge-like reading of
 //! [`crate::score_task`] scores against it.
 
-use crate::parse::{parse_answer_text, AnswerShape};
+use crate::parse::parse_answer_text;
 use serde_json::Value;
 
 /// The JSON object of the solution's `Final Answer` section, if it has one
@@ -31,13 +31,7 @@ use serde_json::Value;
 /// assert_eq!(solution_final_answer("```json\n{\"label\": \"pass\"}\n```"), None);
 /// ```
 pub fn solution_final_answer(solution: &str) -> Option<Value> {
-    let section = final_answer_section(solution)?;
-    let parsed = parse_answer_text(section);
-    match parsed.report.shape {
-        AnswerShape::JsonString | AnswerShape::FencedBlock | AnswerShape::JsonWithProse => {}
-        _ => return None,
-    }
-    let json = parsed.json?;
+    let json = parse_answer_text(final_answer_section(solution)?).json?;
     (json.is_object() && has_scalar_leaf(&json)).then_some(json)
 }
 

@@ -41,7 +41,7 @@ impl UnitScorer for AnswerUnitsScorer {
             .with_solution(&task.solution);
         let task_score = score_task(&task.primary_gt, final_answer, &ctx);
         let score = match self.reading {
-            UnitReading::Judge => task_score.solution.unwrap_or(task_score.units),
+            UnitReading::Judge => task_score.into_judge_score(),
             UnitReading::Required | UnitReading::All => task_score.units,
         };
         let (u, correct, total) = match self.reading {
