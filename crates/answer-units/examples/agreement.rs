@@ -76,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             let task_score = score_task(gt, &run["final_answer"], ctx);
             let u_judge = task_score.u_judge();
+            let judge = task_score.judge_score().clone();
             let score = task_score.units;
             let pair = RunPair {
                 system: system.clone(),
@@ -102,7 +103,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 count(false, true),
             );
             rows.push_str(&format!(
-                "{}\t{}\t{}\t{:.2}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{}\t{nr}\t{mr}\t{no}\t{mo}\t{:?}\n",
+                "{}\t{}\t{}\t{:.2}\t{:.2}\t{:.2}\t{}\t{}\t{}\t{}\t{nr}\t{mr}\t{no}\t{mo}\t{:?}\t{}\t{}\t{}\t{}\n",
                 if half == 0 { "tune" } else { "held" },
                 system,
                 task_id,
@@ -116,6 +117,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .as_f64()
                     .unwrap_or(-1.0),
                 score.parse.shape,
+                judge.groups_counted,
+                judge.units_counted,
+                judge.units_counted_matched,
+                judge
+                    .ledger
+                    .iter()
+                    .map(|e| match (e.counted, e.matched) {
+                        (false, _) => '-',
+                        (true, true) => '1',
+                        (true, false) => '0',
+                    })
+                    .collect::<String>(),
             ));
             let gp = RunPair {
                 system: system.clone(),
@@ -185,7 +198,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(path) = rows_out {
         let mut f = std::fs::File::create(path)?;
-        f.write_all(b"half\tsystem\ttask\tours\tu_all\tpublished\tcounted\tjudge_total\tleaves\tjudge_correct\tnr\tmr\tno\tmo\tshape\n")?;
+        f.write_all(b"half\tsystem\ttask\tours\tu_all\tpublished\tcounted\tjudge_total\tleaves\tjudge_correct\tnr\tmr\tno\tmo\tshape\tj_groups\tj_counted\tj_counted_matched\tj_pattern\n")?;
         f.write_all(rows.as_bytes())?;
     }
     Ok(())
@@ -214,6 +227,8 @@ fn rules_from_env() -> Result<Rules, Box<dyn std::error::Error>> {
             "merge_repeated_units" => rules.merge_repeated_units = value.parse()?,
             "long_text_needs_shared_token" => rules.long_text_needs_shared_token = value.parse()?,
             "answer_from_template_keys" => rules.answer_from_template_keys = value.parse()?,
+            "group_depth" => rules.group_depth = value.parse()?,
+            "canonical_labels_exact" => rules.canonical_labels_exact = value.parse()?,
             other => return Err(format!("RULES: unknown rule {other}").into()),
         }
     }

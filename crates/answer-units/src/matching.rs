@@ -78,6 +78,10 @@ pub(crate) struct Expected<'a> {
     pub abs_tolerance: f64,
     /// Half a unit of the last written decimal.
     pub half_unit: f64,
+    /// A canonical label ([`Rules::canonical_labels_exact`]): matched only
+    /// when equal after normalisation or leading the answer, never by
+    /// token overlap.
+    pub canonical_label: bool,
     text: TextForms,
 }
 
@@ -105,9 +109,21 @@ impl<'a> Expected<'a> {
             kind,
             abs_tolerance,
             half_unit,
+            canonical_label: false,
             text,
         }
     }
+}
+
+/// Whether a ground-truth string is a canonical label under `key` (a
+/// normalised key): a snake_case identifier (an underscore, no whitespace)
+/// under a key that names a label (`final_label`, `answer_label`,
+/// `labels`). See [`Rules::canonical_labels_exact`].
+pub(crate) fn is_canonical_label(key: &str, value: &Value) -> bool {
+    key.contains("label")
+        && value
+            .as_str()
+            .is_some_and(|v| v.contains('_') && !v.trim().contains(char::is_whitespace))
 }
 
 /// Text forms of one string, each computed on first use and kept: the
@@ -241,6 +257,18 @@ pub struct Rules {
     /// `answer`, is looked for in text fields under keys the question names
     /// and the ground truth lacks (the template's name for the answer).
     pub answer_from_template_keys: bool,
+    /// Objects and lists of objects at this depth or deeper (the root is
+    /// depth 0) are one judge-like unit group each: 2 (a row of a
+    /// top-level list, or an object inside a top-level object, is one unit).
+    /// 1 (each top-level key one unit) and 3 were worse on both halves.
+    pub group_depth: usize,
+    /// A canonical label (a snake_case identifier under a key that names a
+    /// label: `final_label: "landfall_window_confirmed"`) matches only when
+    /// equal after normalisation or when it leads the answer, not by token
+    /// overlap: the published judge named non-canonical final labels as
+    /// critical errors (`final_label not exactly canonical`) even when
+    /// most of their words were right.
+    pub canonical_labels_exact: bool,
 }
 
 impl Default for Rules {
@@ -261,6 +289,8 @@ impl Default for Rules {
             merge_repeated_units: true,
             long_text_needs_shared_token: true,
             answer_from_template_keys: false,
+            group_depth: 2,
+            canonical_labels_exact: true,
         }
     }
 }
@@ -423,6 +453,9 @@ fn match_string(
     if !mode.aligned {
         return None;
     }
+    if expected.canonical_label {
+        return label_leads(nv, s, mode);
+    }
     let gt_tokens = gt.tokens(v);
     if gt_tokens.is_empty() {
         return None;
@@ -451,17 +484,8 @@ fn match_string(
         }
         return None;
     }
-    if mode.rules.label_leads_answer {
-        let head = s
-            .trim()
-            .split([':', ';', '(', ',', '\n', '—', '–'])
-            .next()
-            .unwrap_or_default();
-        let head = head.split(" - ").next().unwrap_or_default();
-        let head = head.trim().trim_end_matches('.');
-        if head.len() < s.trim().len() && nv == normalize_text(head) {
-            return Some("label leads the answer".to_owned());
-        }
+    if let Some(why) = label_leads(nv, s, mode) {
+        return Some(why);
     }
     if gt_tokens.len() == 1 {
         let only = answer_tokens.len() == 1 && answer_tokens.contains(&gt_tokens[0]);
@@ -495,6 +519,23 @@ fn match_string(
             mode.rules.label_min_recall
         )
     })
+}
+
+/// [`Rules::label_leads_answer`]: the answer `s` starts with the label
+/// (normalised `nv`) and goes on after a separator.
+fn label_leads(nv: &str, s: &str, mode: Mode) -> Option<String> {
+    if !mode.rules.label_leads_answer {
+        return None;
+    }
+    let head = s
+        .trim()
+        .split([':', ';', '(', ',', '\n', '—', '–'])
+        .next()
+        .unwrap_or_default();
+    let head = head.split(" - ").next().unwrap_or_default();
+    let head = head.trim().trim_end_matches('.');
+    (head.len() < s.trim().len() && nv == normalize_text(head))
+        .then(|| "label leads the answer".to_owned())
 }
 
 /// Word pairs of opposite polarity: a label holding one is not matched by

@@ -24,15 +24,18 @@
 //!   question names its key (the answer template asks for it; words joined
 //!   by spaces or hyphens count too) or when it matched; units under
 //!   scoring-metadata keys never count. Units are grouped as the judge
-//!   counted them (each scalar, list of scalars, or subtree at depth two is
-//!   one unit, credited with the share of its counted units matched).
+//!   counted them (each scalar, list of scalars, or subtree at depth two,
+//!   [`Rules::group_depth`], is one unit, credited with the share of its
+//!   counted units matched).
 //!   `u_required_leaves` is the same at leaf level.
 //!
 //! When a key is nowhere in the answer, keys that contain it (or that it
 //! contains) as whole words are tried last (`index_value` ↔
 //! `physical_index.value`).
 
-use crate::matching::{is_distinctive, match_scalar, Candidate, Expected, Mode, ProseText};
+use crate::matching::{
+    is_canonical_label, is_distinctive, match_scalar, Candidate, Expected, Mode, ProseText,
+};
 use crate::normalize::{contains_word, normalize_key};
 use crate::parse::{parse_answer, parse_answer_text, ParseReport, ParsedAnswer};
 use crate::units::{is_required, join_key, UnitKind, MAX_DEPTH, META_KEYS};
@@ -662,7 +665,7 @@ impl<'a> Scorer<'a> {
         if at.depth > MAX_DEPTH {
             return;
         }
-        if at.group.is_none() && starts_group(gt, at.depth) {
+        if at.group.is_none() && starts_group(gt, at.depth, self.ctx.rules.group_depth) {
             let mut grouped = at.clone();
             grouped.group = Some(at.path.clone());
             return self.walk(gt, &grouped, hits, scope, out);
@@ -872,7 +875,13 @@ impl<'a> Scorer<'a> {
             }
             _ => (0.0, 0.0),
         };
-        Expected::of_value(value, abs_tolerance, half_unit)
+        let mut expected = Expected::of_value(value, abs_tolerance, half_unit);
+        expected.canonical_label = self.ctx.rules.canonical_labels_exact
+            && at
+                .key
+                .as_deref()
+                .is_some_and(|k| is_canonical_label(k, value));
+        expected
     }
 
     fn score_scalar(&self, value: &Value, at: &GtPos<'_>, hits: &[usize]) -> UnitLedgerEntry {
@@ -1000,11 +1009,11 @@ impl<'a> Scorer<'a> {
 /// Where a judge-like answer unit starts (study, "each depth-2 subtree is one
 /// fractional unit"): a scalar; a list of scalars; an object or list at
 /// depth two or more (the root is depth 0).
-fn starts_group(gt: &Value, depth: usize) -> bool {
+fn starts_group(gt: &Value, depth: usize, group_depth: usize) -> bool {
     match gt {
-        Value::Object(_) => depth >= 2,
+        Value::Object(_) => depth >= group_depth,
         Value::Array(items) => {
-            depth >= 2
+            depth >= group_depth
                 || items
                     .iter()
                     .all(|v| !matches!(v, Value::Object(_) | Value::Array(_)))

@@ -96,6 +96,57 @@ fn row_labels_given_by_the_question_are_not_units() {
 }
 
 #[test]
+fn canonical_labels_match_exactly() {
+    let q = "Return {\"final_label\": \"...\", \"mechanism\": \"...\"}";
+    let gt = json!({"final_label": "hourly_burst_with_larger_storm_total", "mechanism": "hourly_burst_with_larger_storm_total"});
+    let words = "supports combined hourly burst plus larger storm total";
+    let ctx = ScoringContext::new(q);
+    let paraphrase = score_answer(
+        &gt,
+        &json!({"final_label": words, "mechanism": words}),
+        &ctx,
+    );
+    let entry = |score: &UnitScore, path: &str| {
+        let found = score.ledger.iter().find(|e| e.path == path);
+        assert!(found.is_some(), "no {path} in {:#?}", score.ledger);
+        found
+            .map(|e| (e.matched, e.why.clone()))
+            .unwrap_or_default()
+    };
+    // Under a key naming a label, most of the words are not the label ...
+    assert!(
+        !entry(&paraphrase, "final_label").0,
+        "{:#?}",
+        paraphrase.ledger
+    );
+    // ... under any other key the same words still match by token overlap.
+    let (matched, why) = entry(&paraphrase, "mechanism");
+    assert!(matched && why.starts_with("label token recall"), "{why}");
+    // The label spelled with spaces or case, or leading a reason, matches.
+    for answer in [
+        "Hourly burst with larger storm total",
+        "hourly-burst-with-larger-storm-total",
+        "hourly_burst_with_larger_storm_total: the hourly peak sits inside the storm",
+    ] {
+        let score = score_answer(&gt, &json!({"final_label": answer}), &ctx);
+        assert!(
+            entry(&score, "final_label").0,
+            "{answer}: {:#?}",
+            score.ledger
+        );
+    }
+    // With the rule off, token overlap matches the label again.
+    let mut loose = ScoringContext::new(q);
+    loose.rules.canonical_labels_exact = false;
+    let score = score_answer(&gt, &json!({"final_label": words}), &loose);
+    assert!(entry(&score, "final_label").0, "{:#?}", score.ledger);
+    // A label with spaces is not an identifier: overlap still decides.
+    let spaced = json!({"final_label": "hourly burst with larger storm total"});
+    let score = score_answer(&spaced, &json!({"final_label": words}), &ctx);
+    assert!(entry(&score, "final_label").0, "{:#?}", score.ledger);
+}
+
+#[test]
 fn a_repeated_value_counts_once() {
     let q = "Return {\"process_model\": {\"window_start\", \"peak_c\", \"days\"}, \"scenario\": {\"window_start\", \"peak_c\", \"days\"}}";
     let gt = json!({
