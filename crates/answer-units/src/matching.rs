@@ -9,7 +9,9 @@
 //!   a one-token label must be the answer's only token; an answer that
 //!   holds the opposite of one of the label's polarity words
 //!   (`source_gate_pass` for `source_gate_fail`, `low` for `high`) never
-//!   matches by token overlap.
+//!   matches by token overlap. A canonical label (a snake_case identifier
+//!   under a key that names a label, `final_label`) matches only when equal
+//!   after normalisation or leading the answer, never by token overlap.
 //! - **long text**: an aligned answer string counts (presence); if the text
 //!   carries dates, half its tokens must be present; a short answer (at most
 //!   three content tokens) must share at least a fifth of the text's tokens
@@ -209,9 +211,10 @@ pub(crate) struct Mode<'r> {
 /// rules (short answers to long text, label polarity, row labels given by
 /// the question, a floor under the denominator; then a label leading an
 /// explanation, repeated values counted once, long text sharing a token,
-/// identifiers as labels, the answer under the template's own key) were
-/// also chosen on the tuning half, with the
-/// held-out half as a guard; see the crate's README for the variant log.
+/// identifiers as labels, the answer under the template's own key; then
+/// canonical labels matched exactly and the unit-group depth) were also
+/// chosen on the tuning half, with the held-out half as a guard; see the
+/// crate's README for the variant log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rules {
     /// Token recall an aligned long text needs (0 = any answer text counts).
