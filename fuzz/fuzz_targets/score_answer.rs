@@ -1,5 +1,5 @@
 //! Any bytes as an answer (text, or JSON when they parse), scored against a
-//! ground truth with every unit kind, must give U within 0–100 and a ledger
+//! ground truth with every unit kind (a canonical label among them), must give U within 0–100 and a ledger
 //! with one entry per unit, without panicking. The first byte picks whether
 //! the bytes are also tried as a ground truth. The bytes are also read as an
 //! expert solution: its Final Answer, if any, is a second reference for
@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 fuzz_target!(|data: &[u8]| {
     let gt = json!({
         "answer": "point_split_grid_dry_consensus",
+        "final_label": "landfall_window_confirmed",
         "event_date": "2024-05-24",
         "peak_c": 35.5,
         "count": 12,
@@ -28,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         "tolerances": {"peak_c": 0.1}
     });
     let ctx = ScoringContext::new(
-        "Return {\"answer\", \"event_date\", \"peak_c\", \"rows\", \"labels\"}",
+        "Return {\"answer\", \"final_label\", \"event_date\", \"peak_c\", \"rows\", \"labels\"}",
     )
     .with_tolerances([("count".to_owned(), 1.0)])
     .unwrap_or_default();
