@@ -15,7 +15,9 @@
 //! default `python3`; only the standard library is needed).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use earthverse_answer_units::{extract_tolerances, score_task, ScoringContext};
+use earthverse_answer_units::{
+    extract_label_aliases, extract_tolerances, score_task, ScoringContext,
+};
 use earthverse_benches::{best_of, dev_slice, project_root};
 use earthverse_package_model::{load_recorded_runs, Release, Task};
 use std::path::PathBuf;
@@ -71,6 +73,7 @@ fn scoring_context(task: &Task) -> ScoringContext {
     ScoringContext::new(task.question.clone())
         .with_tolerances(extract_tolerances(&raw))
         .expect("tolerances")
+        .with_label_aliases(extract_label_aliases(&raw))
         .with_solution(task.solution.as_deref().unwrap_or_default())
 }
 

@@ -4,8 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use earthverse_answer_units::{
-    agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_answer,
-    score_task, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext, UnitScore,
+    agreement, count_units, decompose, extract_label_aliases, extract_tolerances, is_tuning_event,
+    score_answer, score_task, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext,
+    UnitScore,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, load_recorded_runs, Release, Task,
@@ -17,6 +18,7 @@ fn context(task: &Task) -> ScoringContext {
     ScoringContext::new(task.question.clone())
         .with_tolerances(extract_tolerances(&raw))
         .unwrap_or_else(|e| panic!("tolerances of {}: {e}", task.task_id))
+        .with_label_aliases(extract_label_aliases(&raw))
         .with_solution(task.solution.as_deref().unwrap_or_default())
 }
 

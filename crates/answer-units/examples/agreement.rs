@@ -13,8 +13,8 @@
 //! figures through the package model; this example reads the JSON directly.)
 
 use earthverse_answer_units::{
-    agreement, extract_tolerances, is_tuning_event, score_task, system_gap_noise, Agreement, Rules,
-    RunPair, ScoringContext,
+    agreement, extract_label_aliases, extract_tolerances, is_tuning_event, score_task,
+    system_gap_noise, Agreement, Rules, RunPair, ScoringContext,
 };
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -36,7 +36,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let event = task["event_id"].as_str().unwrap_or_default().to_owned();
         let gt = &task["ground_truth"];
         let mut ctx = ScoringContext::new(task["question"].as_str().unwrap_or_default())
-            .with_tolerances(extract_tolerances(gt))?;
+            .with_tolerances(extract_tolerances(gt))?
+            .with_label_aliases(extract_label_aliases(gt));
         ctx.rules = rules_from_env()?;
         if std::env::var_os("NO_SOLUTION").is_none() {
             ctx = ctx.with_solution(task["solution"].as_str().unwrap_or_default());

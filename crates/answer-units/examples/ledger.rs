@@ -5,7 +5,9 @@
 //! Prints the ledger against `primary_gt`, then (when the expert solution
 //! has a JSON Final Answer) the judge-like ledger against it.
 
-use earthverse_answer_units::{extract_tolerances, score_task, ScoringContext, UnitScore};
+use earthverse_answer_units::{
+    extract_label_aliases, extract_tolerances, score_task, ScoringContext, UnitScore,
+};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -26,6 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gt = &task["ground_truth"];
     let ctx = ScoringContext::new(task["question"].as_str().unwrap_or_default())
         .with_tolerances(extract_tolerances(gt))?
+        .with_label_aliases(extract_label_aliases(gt))
         .with_solution(task["solution"].as_str().unwrap_or_default());
     let score = score_task(&gt["primary_gt"], &run["final_answer"], &ctx);
     print_ledger("primary_gt", &score.units);

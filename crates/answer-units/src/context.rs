@@ -1,7 +1,7 @@
 //! What the scorer needs besides the ground truth and the answer.
 
 use crate::matching::Rules;
-use crate::normalize::normalize_key;
+use crate::normalize::{normalize_key, normalize_text};
 use crate::units::QuestionIndex;
 use crate::{Error, Result};
 use serde_json::Value;
@@ -22,6 +22,10 @@ pub struct ScoringContext {
     /// ([`crate::solution_final_answer`]): the reference of the judge-like
     /// reading of [`crate::score_task`] when present.
     pub solution_answer: Option<Value>,
+    /// Groups of labels the ground truth declares equivalent
+    /// ([`extract_label_aliases`]), each normalised
+    /// ([`crate::matching`] compares labels after the same normalisation).
+    pub label_aliases: Vec<Vec<String>>,
     /// Question lookups reused by every answer scored with this context.
     pub(crate) cache: QuestionCache,
 }
@@ -106,6 +110,7 @@ impl ScoringContext {
             tolerances: BTreeMap::new(),
             rules: Rules::default(),
             solution_answer: None,
+            label_aliases: Vec::new(),
             cache: QuestionCache::default(),
         }
     }
@@ -122,6 +127,45 @@ impl ScoringContext {
     pub fn with_solution(mut self, solution: &str) -> Self {
         self.solution_answer = crate::solution_final_answer(solution);
         self
+    }
+
+    /// Adds groups of equivalent labels (see [`extract_label_aliases`]): a
+    /// label of a group is matched by an answer giving any label of the
+    /// same group (after normalisation).
+    ///
+    /// ```
+    /// use earthverse_answer_units::{score_answer, ScoringContext};
+    /// use serde_json::json;
+    /// let gt = json!({"final_label": "dry_smoke_signature"});
+    /// let answer = json!({"final_label": "dry_fire_smoke_signature"});
+    /// let q = "Return {\"final_label\": \"...\"}";
+    /// assert!(!score_answer(&gt, &answer, &ScoringContext::new(q)).ledger[0].matched);
+    /// let ctx = ScoringContext::new(q)
+    ///     .with_label_aliases([vec!["dry_smoke_signature".to_owned(), "dry_fire_smoke_signature".to_owned()]]);
+    /// assert!(score_answer(&gt, &answer, &ctx).ledger[0].matched);
+    /// ```
+    pub fn with_label_aliases(mut self, groups: impl IntoIterator<Item = Vec<String>>) -> Self {
+        for group in groups {
+            let mut normalised: Vec<String> = group
+                .iter()
+                .map(|label| normalize_text(label))
+                .filter(|label| !label.is_empty())
+                .collect();
+            normalised.sort();
+            normalised.dedup();
+            if normalised.len() > 1 {
+                self.label_aliases.push(normalised);
+            }
+        }
+        self
+    }
+
+    /// The alias group holding the normalised label `label`, if any.
+    pub(crate) fn aliases_of(&self, label: &str) -> Option<&[String]> {
+        self.label_aliases
+            .iter()
+            .find(|group| group.binary_search_by(|l| l.as_str().cmp(label)).is_ok())
+            .map(Vec::as_slice)
     }
 
     /// Adds task tolerances (keys are normalised; invalid values are rejected).
@@ -176,6 +220,78 @@ const TOLERANCE_FIELDS: &[&str] = &[
     "tol",
 ];
 const NAME_FIELDS: &[&str] = &["key", "name", "metric", "field", "id"];
+
+/// Keys under which a ground truth lists labels it accepts as equivalent
+/// (`key_values.aliases: ["dry_hotspot_smoke_transport_signature",
+/// "dry_fire_smoke_report_signature", ...]`), normalised.
+const ALIAS_CONTAINERS: &[&str] = &[
+    "aliases",
+    "label_aliases",
+    "accepted_labels",
+    "accepted_aliases",
+    "acceptable_labels",
+    "equivalent_labels",
+];
+
+/// Longest label (in words) read as an alias: a sentence in such a list
+/// ("equivalent short labels are acceptable if ...") is guidance, not a label.
+const ALIAS_MAX_WORDS: usize = 6;
+
+/// Reads the groups of equivalent labels a task's `ground_truth` declares:
+/// a list of at least two short strings (at most six words each) under a
+/// key such as `aliases`, `label_aliases` or `accepted_labels`, at any
+/// depth up to four. The published judge credited "accepted equivalents"
+/// of a canonical label and named other close labels as critical errors.
+/// Pure: reads only the value.
+///
+/// ```
+/// use serde_json::json;
+/// let gt = json!({"key_values": {"aliases": ["dry_smoke_signature", "dry_fire_smoke_signature"]},
+///                 "primary_gt": {"acceptable_variants": ["Equivalent short labels are acceptable if all ledgers match."]}});
+/// let groups = earthverse_answer_units::extract_label_aliases(&gt);
+/// assert_eq!(groups, vec![vec!["dry_smoke_signature".to_owned(), "dry_fire_smoke_signature".to_owned()]]);
+/// ```
+pub fn extract_label_aliases(ground_truth: &Value) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    visit_aliases(ground_truth, 0, &mut out);
+    out
+}
+
+fn visit_aliases(value: &Value, depth: usize, out: &mut Vec<Vec<String>>) {
+    if depth > 4 {
+        return;
+    }
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if ALIAS_CONTAINERS.contains(&normalize_key(k).as_str()) {
+                    if let Value::Array(items) = v {
+                        let labels: Vec<String> = items
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .filter(|s| {
+                                let words = s.split_whitespace().count();
+                                words > 0 && words <= ALIAS_MAX_WORDS
+                            })
+                            .map(str::to_owned)
+                            .collect();
+                        if labels.len() > 1 {
+                            out.push(labels);
+                        }
+                    }
+                } else {
+                    visit_aliases(v, depth + 1, out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                visit_aliases(item, depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
 
 /// Reads the numeric tolerances a task's `ground_truth` declares, in every
 /// shape the release uses: `numeric_tolerances` / `tolerances` / `tolerance`

@@ -45,7 +45,7 @@ pub use agreement::{
     agreement, is_tuning_event, pearson, spearman, system_gap_noise, Agreement, RunPair,
     SystemAgreement, SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP,
 };
-pub use context::{extract_tolerances, ScoringContext};
+pub use context::{extract_label_aliases, extract_tolerances, ScoringContext};
 pub use count::count_units;
 pub use error::{Error, Result};
 pub use matching::Rules;

@@ -84,6 +84,9 @@ pub(crate) struct Expected<'a> {
     /// when equal after normalisation or leading the answer, never by
     /// token overlap.
     pub canonical_label: bool,
+    /// The normalised labels the ground truth declares equivalent to this
+    /// one ([`crate::ScoringContext::with_label_aliases`]), itself included.
+    pub aliases: Option<Vec<String>>,
     text: TextForms,
 }
 
@@ -112,6 +115,7 @@ impl<'a> Expected<'a> {
             abs_tolerance,
             half_unit,
             canonical_label: false,
+            aliases: None,
             text,
         }
     }
@@ -407,6 +411,13 @@ fn match_string(
     let ns = answer.normalized(s);
     if nv == ns {
         return Some("equal after normalisation".to_owned());
+    }
+    if expected
+        .aliases
+        .as_ref()
+        .is_some_and(|group| group.iter().any(|alias| alias == ns))
+    {
+        return Some("an equivalent label the ground truth accepts".to_owned());
     }
     // Dates.
     let dv = gt.dates(v);

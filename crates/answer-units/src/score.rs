@@ -36,7 +36,7 @@
 use crate::matching::{
     is_canonical_label, is_distinctive, match_scalar, Candidate, Expected, Mode, ProseText,
 };
-use crate::normalize::{contains_word, normalize_key};
+use crate::normalize::{contains_word, normalize_key, normalize_text};
 use crate::parse::{parse_answer, parse_answer_text, ParseReport, ParsedAnswer};
 use crate::units::{is_required, join_key, UnitKind, MAX_DEPTH, META_KEYS};
 use crate::values::number_parts;
@@ -876,6 +876,15 @@ impl<'a> Scorer<'a> {
             _ => (0.0, 0.0),
         };
         let mut expected = Expected::of_value(value, abs_tolerance, half_unit);
+        if let Some(label) = value
+            .as_str()
+            .filter(|_| !self.ctx.label_aliases.is_empty())
+        {
+            expected.aliases = self
+                .ctx
+                .aliases_of(&normalize_text(label))
+                .map(<[String]>::to_vec);
+        }
         expected.canonical_label = self.ctx.rules.canonical_labels_exact
             && at
                 .key

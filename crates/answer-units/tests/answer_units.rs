@@ -2,8 +2,9 @@
 //! one `check` helper, and property tests of the scorer and the parser.
 
 use earthverse_answer_units::{
-    count_units, decompose, parse_answer_text, score_answer, score_answer_text, score_task,
-    solution_final_answer, AnswerShape, JudgeReference, ScoringContext, UnitScore,
+    count_units, decompose, extract_label_aliases, parse_answer_text, score_answer,
+    score_answer_text, score_task, solution_final_answer, AnswerShape, JudgeReference,
+    ScoringContext, UnitScore,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -144,6 +145,61 @@ fn canonical_labels_match_exactly() {
     let spaced = json!({"final_label": "hourly burst with larger storm total"});
     let score = score_answer(&spaced, &json!({"final_label": words}), &ctx);
     assert!(entry(&score, "final_label").0, "{:#?}", score.ledger);
+}
+
+#[test]
+fn labels_the_ground_truth_declares_equivalent_match() {
+    let task_gt = json!({
+        "primary_gt": {"final_label": "dry_hotspot_smoke_signature", "peak_c": 31.5},
+        "key_values": {"aliases": ["dry_hotspot_smoke_signature", "dry_fire_smoke_report_signature"]},
+        "acceptable_variants": ["Equivalent short labels are acceptable if all ledgers and flags match."]
+    });
+    let groups = extract_label_aliases(&task_gt);
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    let q = "Return {\"final_label\": \"...\", \"peak_c\": 0}";
+    let ctx = ScoringContext::new(q).with_label_aliases(groups);
+    let gt = &task_gt["primary_gt"];
+    let label = |answer: Value, ctx: &ScoringContext| {
+        let score = score_answer(gt, &answer, ctx);
+        let entry = score
+            .ledger
+            .iter()
+            .find(|e| e.path == "final_label")
+            .cloned();
+        assert!(entry.is_some(), "{:#?}", score.ledger);
+        entry.map(|e| (e.matched, e.why)).unwrap_or_default()
+    };
+    // The declared alias, spelled with spaces, matches and says why ...
+    let (matched, why) = label(
+        json!({"final_label": "Dry fire smoke report signature"}),
+        &ctx,
+    );
+    assert!(matched && why.contains("equivalent label"), "{why}");
+    // ... without the declaration it is a different canonical label ...
+    let plain = ScoringContext::new(q);
+    assert!(
+        !label(
+            json!({"final_label": "dry_fire_smoke_report_signature"}),
+            &plain
+        )
+        .0
+    );
+    // ... and a label the ground truth did not list still does not match.
+    assert!(
+        !label(
+            json!({"final_label": "dry_spring_fire_smoke_signature"}),
+            &ctx
+        )
+        .0
+    );
+    // A group never matches a unit whose label is outside it.
+    let other = json!({"final_label": "wet_signature"});
+    let score = score_answer(
+        &other,
+        &json!({"final_label": "dry_hotspot_smoke_signature"}),
+        &ctx,
+    );
+    assert!(!score.ledger[0].matched, "{:#?}", score.ledger);
 }
 
 #[test]

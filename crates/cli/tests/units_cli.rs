@@ -189,3 +189,83 @@ fn a_closed_stdout_ends_quietly() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }
+
+/// Copies a directory tree (the fixture release is small: tasks, runs and
+/// packages of three events).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn labels_the_ground_truth_declares_equivalent_are_read_from_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release");
+    copy_tree(&fixtures(), &release);
+    let task_path = release.join("tasks/FIX-001_Q1.json");
+    let mut task: Value = serde_json::from_slice(&std::fs::read(&task_path).unwrap()).unwrap();
+    let expected = task["ground_truth"]["primary_gt"]["answer_type"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let run_path = release.join("exploration/trajectories/fixture-careful-agent/FIX-001_Q1.json");
+    let mut run: Value = serde_json::from_slice(&std::fs::read(&run_path).unwrap()).unwrap();
+    run["final_answer"]["answer_type"] = Value::from("heatwave_day_tally");
+    std::fs::write(&run_path, serde_json::to_vec(&run).unwrap()).unwrap();
+    let answer_type_entries = |report: &Value| -> Vec<Value> {
+        let run = report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["system"] == "fixture-careful-agent" && r["task_id"] == "FIX-001_Q1")
+            .cloned()
+            .unwrap_or_else(|| panic!("no careful-agent FIX-001_Q1 run in {report}"));
+        ["ledger", "solution_ledger"]
+            .iter()
+            .filter_map(|l| run[*l].as_array())
+            .flatten()
+            .filter(|e| e["path"] == "answer_type")
+            .cloned()
+            .collect()
+    };
+    let units = |root: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+            .arg("units")
+            .arg(root)
+            .args(["--runs", root.join("exploration").to_str().unwrap()])
+            .args(["--ledger", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    // Without a declaration, another label is not the reference's.
+    let before = answer_type_entries(&units(&release));
+    assert_eq!(before.len(), 2, "{before:?}");
+    assert!(before.iter().all(|e| e["matched"] == false), "{before:?}");
+    // Declared equivalent in the task's ground truth, it matches in both readings.
+    task["ground_truth"]["key_values"]["aliases"] =
+        serde_json::json!([expected, "heatwave_day_tally"]);
+    std::fs::write(&task_path, serde_json::to_vec(&task).unwrap()).unwrap();
+    let after = answer_type_entries(&units(&release));
+    assert_eq!(after.len(), 2, "{after:?}");
+    for entry in &after {
+        assert_eq!(entry["matched"], true, "{entry}");
+        assert!(
+            entry["why"].as_str().unwrap().contains("equivalent label"),
+            "{entry}"
+        );
+    }
+}

@@ -3,7 +3,9 @@
 use crate::deterministic::{UnitOutcome, UnitScorer};
 use crate::input::TaskContext;
 use crate::record::AnswerUnitEntry;
-use earthverse_answer_units::{extract_tolerances, score_task, ScoringContext};
+use earthverse_answer_units::{
+    extract_label_aliases, extract_tolerances, score_task, ScoringContext,
+};
 use serde_json::Value;
 
 /// Which reading of U to report.
@@ -38,6 +40,7 @@ impl UnitScorer for AnswerUnitsScorer {
             .clone()
             .with_tolerances(tolerances)
             .unwrap_or(base)
+            .with_label_aliases(extract_label_aliases(&task.ground_truth))
             .with_solution(&task.solution);
         let task_score = score_task(&task.primary_gt, final_answer, &ctx);
         let score = match self.reading {

@@ -3,8 +3,8 @@
 
 use anyhow::Context;
 use earthverse_answer_units::{
-    agreement, count_units, decompose, extract_tolerances, is_tuning_event, score_task,
-    strict_at_95, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext,
+    agreement, count_units, decompose, extract_label_aliases, extract_tolerances, is_tuning_event,
+    score_task, strict_at_95, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext,
     SystemGapNoise, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 use earthverse_package_model::{
@@ -137,6 +137,11 @@ fn context_for(task: &Task) -> anyhow::Result<ScoringContext> {
     Ok(ScoringContext::new(task.question.clone())
         .with_tolerances(task_tolerances(task))
         .with_context(|| format!("tolerances of task {}", task.task_id))?
+        .with_label_aliases(
+            serde_json::to_value(&task.ground_truth)
+                .map(|raw| extract_label_aliases(&raw))
+                .unwrap_or_default(),
+        )
         .with_solution(task.solution.as_deref().unwrap_or_default()))
 }
 
