@@ -12,6 +12,8 @@
 //!   matches by token overlap. A canonical label (a snake_case identifier
 //!   under a key that names a label, `final_label`) matches only when equal
 //!   after normalisation or leading the answer, never by token overlap.
+//!   Labels the ground truth lists as equivalent
+//!   ([`crate::extract_label_aliases`]) match each other.
 //! - **long text**: an aligned answer string counts (presence); if the text
 //!   carries dates, half its tokens must be present; a short answer (at most
 //!   three content tokens) must share at least a fifth of the text's tokens
