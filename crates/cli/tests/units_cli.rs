@@ -269,3 +269,36 @@ fn labels_the_ground_truth_declares_equivalent_are_read_from_the_task() {
         );
     }
 }
+
+#[test]
+fn unreadable_runs_are_listed_with_their_file_and_field_and_the_rest_scored() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release");
+    copy_tree(&fixtures(), &release);
+    let runs_dir = release.join("exploration");
+    let system_dir = runs_dir.join("trajectories/fixture-careful-agent");
+    let scored_before = walk_json(&runs_dir.join("trajectories"));
+    std::fs::write(system_dir.join("broken.json"), b"{\"task_id\": ").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .arg("units")
+        .arg(&release)
+        .args(["--runs", runs_dir.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["runs"].as_array().unwrap().len(), scored_before);
+    let skipped: Vec<&str> = report["skipped_runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(skipped.len(), 1, "{skipped:?}");
+    assert!(skipped[0].contains("broken.json"), "{}", skipped[0]);
+    assert!(skipped[0].contains("field `task_id`"), "{}", skipped[0]);
+}

@@ -220,7 +220,7 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
     // Only the answers and published scores are read of each run.
     let (entries, errors) = load_recorded_answers_with_errors(dir)
         .with_context(|| format!("loading recorded runs from {}", dir.display()))?;
-    let mut skipped: Vec<String> = errors.iter().map(|e| format!("{e:?}")).collect();
+    let mut skipped: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
     let mut contexts: BTreeMap<&str, (&Task, ScoringContext)> = BTreeMap::new();
     for task in release.tasks() {
         contexts.insert(task.task_id.as_str(), (task, context_for(task)?));
