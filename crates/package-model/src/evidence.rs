@@ -13,7 +13,9 @@
 //! artifacts (`computed_gt.json`, `solution_en.md`, `review.json`,
 //! `compute_gt.py`, case-insensitively, as any component, before and after
 //! following symlinks), symlinks (at any depth) that lead outside the
-//! package, and paths that do not exist.
+//! package, hard links to a file of the release's `tasks/` tree (where the
+//! hidden artifacts live; compared by inode, on Unix), and paths that do
+//! not exist.
 
 use crate::release::PACKAGE_PATH_PREFIX;
 use std::path::{Component, Path, PathBuf};
@@ -104,6 +106,13 @@ pub enum AccessError {
         requested: String,
         /// The artifact name matched.
         artifact: String,
+    },
+    /// The file is a hard link to a file of the release's `tasks/` tree
+    /// (a task file, or an authoring task folder's hidden artifact).
+    #[error("path {requested:?} is linked to a hidden task file, which is not available")]
+    LinkedToHidden {
+        /// The path as requested.
+        requested: String,
     },
     /// The path (through a symlink) leads outside the package.
     #[error("path {requested:?} leads outside the package")]
@@ -266,10 +275,73 @@ pub fn resolve(package_root: &Path, requested: &str) -> Result<ResolvedPath, Acc
             });
         }
     }
+    if linked_to_hidden_file(&canonical, &canonical_root) {
+        return Err(AccessError::LinkedToHidden { requested: owned() });
+    }
     Ok(ResolvedPath {
         absolute: canonical,
         package_relative: relative.join("/"),
     })
+}
+
+/// Whether a regular file with more than one link shares its inode with a
+/// file under the release's `tasks/` tree, where the hidden artifacts live
+/// (a task file of the public layout holds its solution and ground truth;
+/// an authoring task folder holds `computed_gt.json`, ...). Names and
+/// symlinks are checked above; a hard link has neither, so only the inode
+/// tells. The release root is found from the package root's own layout
+/// (`<root>/event_packages/standard_event_packages/packages/<ID>`); a
+/// package outside that layout has no `tasks/` tree to compare with.
+#[cfg(unix)]
+fn linked_to_hidden_file(canonical: &Path, canonical_root: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(canonical) else {
+        return false;
+    };
+    if !meta.is_file() || meta.nlink() < 2 {
+        return false;
+    }
+    let inode = (meta.dev(), meta.ino());
+    task_trees_of(canonical_root).into_iter().any(|tasks| {
+        walkdir::WalkDir::new(tasks)
+            .follow_links(false)
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_type().is_file())
+            .filter_map(|entry| entry.metadata().ok())
+            .any(|other| (other.dev(), other.ino()) == inode)
+    })
+}
+
+/// Without inodes to compare, hard links are not detected.
+#[cfg(not(unix))]
+fn linked_to_hidden_file(_canonical: &Path, _canonical_root: &Path) -> bool {
+    false
+}
+
+/// The `tasks/` trees beside a package root's layout: the authoring
+/// layout's `<root>/tasks` above `<root>/event_packages/standard_event_packages/packages/<ID>`,
+/// and the public release's `<root>/tasks` above
+/// `<root>/packages/event_packages/...`. Only directories that exist.
+#[cfg(unix)]
+fn task_trees_of(package_root: &Path) -> Vec<PathBuf> {
+    let mut dir = package_root.parent();
+    for expected in PACKAGE_PATH_PREFIX.rsplit('/') {
+        dir = dir.filter(|d| d.file_name().is_some_and(|n| n == expected));
+        dir = dir.and_then(Path::parent);
+    }
+    let Some(above_layout) = dir else {
+        return Vec::new();
+    };
+    let mut roots = vec![above_layout];
+    if above_layout.file_name().is_some_and(|n| n == "packages") {
+        roots.extend(above_layout.parent());
+    }
+    roots
+        .into_iter()
+        .map(|root| root.join("tasks"))
+        .filter(|tasks| tasks.is_dir())
+        .collect()
 }
 
 fn is_windows_drive(path: &str) -> bool {

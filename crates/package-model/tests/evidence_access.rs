@@ -73,6 +73,19 @@ fn fixture() -> Fixture {
     )
     .unwrap();
     symlink(&package, package.join("data/loop_to_root")).unwrap();
+    // Hard links: to a task folder's hidden artifact (refused, whatever its
+    // name), and to a file outside every tasks tree (fine: the authoring
+    // layout hard-links package data from its source).
+    std::fs::hard_link(
+        root.join("tasks/CSX-100/CSX-100_Q1/computed_gt.json"),
+        package.join("data/hard_linked_answer.json"),
+    )
+    .unwrap();
+    std::fs::hard_link(
+        root.join("secret/secret.txt"),
+        package.join("data/hard_linked_source.txt"),
+    )
+    .unwrap();
     Fixture {
         _dir: dir,
         root,
@@ -92,6 +105,7 @@ enum Expect {
     OtherPackage,
     Hidden,
     Outside,
+    LinkedToHidden,
     NotFound,
 }
 
@@ -107,6 +121,7 @@ fn variant(error: &AccessError) -> Expect {
         AccessError::OtherPackage { .. } => Expect::OtherPackage,
         AccessError::HiddenArtifact { .. } => Expect::Hidden,
         AccessError::OutsidePackage { .. } => Expect::Outside,
+        AccessError::LinkedToHidden { .. } => Expect::LinkedToHidden,
         AccessError::NotFound { .. } => Expect::NotFound,
         other => panic!("unexpected variant {other:?}"),
     }
@@ -167,6 +182,8 @@ fn hostile_paths_are_refused_with_the_right_error() {
         ("data\\review.json", Expect::Hidden),
         ("data/task_dir_link/computed_gt.json", Expect::Hidden),
         ("data/loop_to_root/computed_gt.json", Expect::Hidden),
+        ("data/hard_linked_answer.json", Expect::LinkedToHidden),
+        ("CSX-100/data/hard_linked_answer.json", Expect::LinkedToHidden),
         ("data/link_to_hidden", Expect::Hidden),
         ("data/relative_link_to_hidden", Expect::Hidden),
         ("data/innocent_name.json", Expect::Hidden),
@@ -220,6 +237,9 @@ fn legitimate_paths_resolve_to_the_same_file() {
             "{\"ok\": true}"
         );
     }
+    // A hard link to a file outside the tasks trees is package data.
+    let source = resolve(&f.package, "data/hard_linked_source.txt").unwrap();
+    assert_eq!(std::fs::read_to_string(source.absolute).unwrap(), "outside");
     assert_eq!(resolve(&f.package, "").unwrap().package_relative, "");
     assert_eq!(
         resolve(&f.package, "data/sub").unwrap().package_relative,
@@ -282,7 +302,12 @@ fn no_hidden_artifact_is_readable_by_any_route() {
         .collect();
     assert_eq!(
         listed,
-        ["data/link_inside", "data/ok.json", "data/sub/ok2.txt"]
+        [
+            "data/hard_linked_source.txt",
+            "data/link_inside",
+            "data/ok.json",
+            "data/sub/ok2.txt"
+        ]
     );
 }
 
