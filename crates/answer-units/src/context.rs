@@ -253,40 +253,48 @@ const ALIAS_MAX_WORDS: usize = 6;
 /// ```
 pub fn extract_label_aliases(ground_truth: &Value) -> Vec<Vec<String>> {
     let mut out = Vec::new();
-    visit_aliases(ground_truth, 0, &mut out);
+    walk_declarations(ground_truth, 0, &mut |key, value| {
+        if !ALIAS_CONTAINERS.contains(&key) {
+            return false;
+        }
+        if let Value::Array(items) = value {
+            let labels: Vec<String> = items
+                .iter()
+                .filter_map(Value::as_str)
+                .filter(|s| {
+                    let words = s.split_whitespace().count();
+                    words > 0 && words <= ALIAS_MAX_WORDS
+                })
+                .map(str::to_owned)
+                .collect();
+            if labels.len() > 1 {
+                out.push(labels);
+            }
+        }
+        true
+    });
     out
 }
 
-fn visit_aliases(value: &Value, depth: usize, out: &mut Vec<Vec<String>>) {
+/// Walks a ground truth to depth four and hands each object entry (its
+/// normalised key and value) to `take`; an entry `take` claims (returns
+/// `true`) is not walked into. [`extract_tolerances`] and
+/// [`extract_label_aliases`] read their declarations this way.
+fn walk_declarations(value: &Value, depth: usize, take: &mut impl FnMut(&str, &Value) -> bool) {
     if depth > 4 {
         return;
     }
     match value {
         Value::Object(map) => {
             for (k, v) in map {
-                if ALIAS_CONTAINERS.contains(&normalize_key(k).as_str()) {
-                    if let Value::Array(items) = v {
-                        let labels: Vec<String> = items
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .filter(|s| {
-                                let words = s.split_whitespace().count();
-                                words > 0 && words <= ALIAS_MAX_WORDS
-                            })
-                            .map(str::to_owned)
-                            .collect();
-                        if labels.len() > 1 {
-                            out.push(labels);
-                        }
-                    }
-                } else {
-                    visit_aliases(v, depth + 1, out);
+                if !take(&normalize_key(k), v) {
+                    walk_declarations(v, depth + 1, take);
                 }
             }
         }
         Value::Array(items) => {
             for item in items {
-                visit_aliases(item, depth + 1, out);
+                walk_declarations(item, depth + 1, take);
             }
         }
         _ => {}
@@ -319,49 +327,33 @@ fn visit_aliases(value: &Value, depth: usize, out: &mut Vec<Vec<String>>) {
 /// ```
 pub fn extract_tolerances(ground_truth: &Value) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
-    visit(ground_truth, 0, &mut out);
-    out
-}
-
-fn visit(value: &Value, depth: usize, out: &mut BTreeMap<String, f64>) {
-    if depth > 4 {
-        return;
-    }
-    match value {
-        Value::Object(map) => {
-            for (k, v) in map {
-                let nk = normalize_key(k);
-                if TOLERANCE_CONTAINERS.contains(&nk.as_str()) {
-                    if let Value::Object(entries) = v {
-                        for (name, spec) in entries {
-                            if let Some(t) = tolerance_of(spec) {
-                                insert(out, name, t);
-                            }
-                        }
+    walk_declarations(ground_truth, 0, &mut |key, value| {
+        if TOLERANCE_CONTAINERS.contains(&key) {
+            if let Value::Object(entries) = value {
+                for (name, spec) in entries {
+                    if let Some(t) = tolerance_of(spec) {
+                        insert(&mut out, name, t);
                     }
-                } else if nk == "required_metrics" {
-                    if let Value::Array(items) = v {
-                        for item in items {
-                            let name = NAME_FIELDS
-                                .iter()
-                                .find_map(|f| item.get(*f).and_then(Value::as_str));
-                            if let (Some(name), Some(t)) = (name, tolerance_of(item)) {
-                                insert(out, name, t);
-                            }
-                        }
-                    }
-                } else {
-                    visit(v, depth + 1, out);
                 }
             }
-        }
-        Value::Array(items) => {
-            for item in items {
-                visit(item, depth + 1, out);
+            true
+        } else if key == "required_metrics" {
+            if let Value::Array(items) = value {
+                for item in items {
+                    let name = NAME_FIELDS
+                        .iter()
+                        .find_map(|f| item.get(*f).and_then(Value::as_str));
+                    if let (Some(name), Some(t)) = (name, tolerance_of(item)) {
+                        insert(&mut out, name, t);
+                    }
+                }
             }
+            true
+        } else {
+            false
         }
-        _ => {}
-    }
+    });
+    out
 }
 
 fn insert(out: &mut BTreeMap<String, f64>, name: &str, t: f64) {
