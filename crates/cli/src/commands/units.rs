@@ -134,22 +134,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 }
 
 fn context_for(task: &Task) -> anyhow::Result<ScoringContext> {
+    // The raw ground truth, read once for the declarations the typed model
+    // does not name (nested tolerances, label aliases).
+    let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
     Ok(ScoringContext::new(task.question.clone())
-        .with_tolerances(task_tolerances(task))
+        .with_tolerances(task_tolerances(task, &raw))
         .with_context(|| format!("tolerances of task {}", task.task_id))?
-        .with_label_aliases(
-            serde_json::to_value(&task.ground_truth)
-                .map(|raw| extract_label_aliases(&raw))
-                .unwrap_or_default(),
-        )
+        .with_label_aliases(extract_label_aliases(&raw))
         .with_solution(task.solution.as_deref().unwrap_or_default()))
 }
 
 /// The task's absolute numeric tolerances: the package model's typed
 /// tolerances (absolute; relative and ranges around a stated target), merged
 /// with [`extract_tolerances`] over the whole ground truth (which also finds
-/// the `tolerances` objects nested under `primary_gt`, `key_values`, ...).
-fn task_tolerances(task: &Task) -> Vec<(String, f64)> {
+/// the `tolerances` objects nested under `primary_gt`, `key_values`, ...)
+/// read from `raw`, the task's ground truth as JSON.
+fn task_tolerances(task: &Task, raw: &serde_json::Value) -> Vec<(String, f64)> {
     let mut out = Vec::new();
     for (name, stated) in task.ground_truth.tolerances() {
         let value = match stated.rule {
@@ -164,9 +164,7 @@ fn task_tolerances(task: &Task) -> Vec<(String, f64)> {
             out.push((name, v));
         }
     }
-    if let Ok(raw) = serde_json::to_value(&task.ground_truth) {
-        out.extend(extract_tolerances(&raw));
-    }
+    out.extend(extract_tolerances(raw));
     out
 }
 
