@@ -11,9 +11,14 @@ fn fixtures() -> PathBuf {
 }
 
 fn units_json(extra: &[&str]) -> Value {
+    units_json_at(&fixtures(), extra)
+}
+
+/// `earthverse units <root> <extra> --json`, which must succeed, parsed.
+fn units_json_at(root: &Path, extra: &[&str]) -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
         .arg("units")
-        .arg(fixtures())
+        .arg(root)
         .args(extra)
         .arg("--json")
         .output()
@@ -190,26 +195,11 @@ fn a_closed_stdout_ends_quietly() {
     assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{:?}", out.status);
 }
 
-/// Copies a directory tree (the fixture release is small: tasks, runs and
-/// packages of three events).
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 #[test]
 fn labels_the_ground_truth_declares_equivalent_are_read_from_the_task() {
     let dir = tempfile::tempdir().unwrap();
     let release = dir.path().join("release");
-    copy_tree(&fixtures(), &release);
+    earthverse_testkit::copy_fixture_release(&release);
     let task_path = release.join("tasks/FIX-001_Q1.json");
     let mut task: Value = serde_json::from_slice(&std::fs::read(&task_path).unwrap()).unwrap();
     let expected = task["ground_truth"]["primary_gt"]["answer_type"]
@@ -236,30 +226,22 @@ fn labels_the_ground_truth_declares_equivalent_are_read_from_the_task() {
             .cloned()
             .collect()
     };
-    let units = |root: &Path| {
-        let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
-            .arg("units")
-            .arg(root)
-            .args(["--runs", root.join("exploration").to_str().unwrap()])
-            .args(["--ledger", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    let runs_dir = release.join("exploration");
+    let units = || {
+        units_json_at(
+            &release,
+            &["--runs", runs_dir.to_str().unwrap(), "--ledger"],
+        )
     };
     // Without a declaration, another label is not the reference's.
-    let before = answer_type_entries(&units(&release));
+    let before = answer_type_entries(&units());
     assert_eq!(before.len(), 2, "{before:?}");
     assert!(before.iter().all(|e| e["matched"] == false), "{before:?}");
     // Declared equivalent in the task's ground truth, it matches in both readings.
     task["ground_truth"]["key_values"]["aliases"] =
         serde_json::json!([expected, "heatwave_day_tally"]);
     std::fs::write(&task_path, serde_json::to_vec(&task).unwrap()).unwrap();
-    let after = answer_type_entries(&units(&release));
+    let after = answer_type_entries(&units());
     assert_eq!(after.len(), 2, "{after:?}");
     for entry in &after {
         assert_eq!(entry["matched"], true, "{entry}");
@@ -274,23 +256,12 @@ fn labels_the_ground_truth_declares_equivalent_are_read_from_the_task() {
 fn unreadable_runs_are_listed_with_their_file_and_field_and_the_rest_scored() {
     let dir = tempfile::tempdir().unwrap();
     let release = dir.path().join("release");
-    copy_tree(&fixtures(), &release);
+    earthverse_testkit::copy_fixture_release(&release);
     let runs_dir = release.join("exploration");
     let system_dir = runs_dir.join("trajectories/fixture-careful-agent");
     let scored_before = walk_json(&runs_dir.join("trajectories"));
     std::fs::write(system_dir.join("broken.json"), b"{\"task_id\": ").unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
-        .arg("units")
-        .arg(&release)
-        .args(["--runs", runs_dir.to_str().unwrap(), "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let report = units_json_at(&release, &["--runs", runs_dir.to_str().unwrap()]);
     assert_eq!(report["runs"].as_array().unwrap().len(), scored_before);
     let skipped: Vec<&str> = report["skipped_runs"]
         .as_array()

@@ -13,19 +13,6 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/release")
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
-}
-
 /// A scratch folder removed on drop.
 struct Scratch(PathBuf);
 
@@ -84,7 +71,7 @@ fn fixtures_pass_with_exit_0_and_json_counts() {
 #[test]
 fn a_corrupted_file_exits_1() {
     let scratch = Scratch::new("corrupt");
-    copy_dir(&fixtures(), &scratch.0);
+    earthverse_testkit::copy_fixture_release(&scratch.0);
     let csv = scratch.0.join(
         "packages/event_packages/standard_event_packages/packages/FIX-003/data/exposure_impact/exposure_impact_001_structure_damage_inspections.csv",
     );

@@ -58,6 +58,31 @@ pub fn fixture_release() -> PathBuf {
         .join("release")
 }
 
+/// Copies the bundled mini release to `to` (created if missing), for tests
+/// that edit a task or a run before running a command on it.
+///
+/// # Panics
+/// When a file cannot be read or written.
+pub fn copy_fixture_release(to: &Path) {
+    copy_tree(&fixture_release(), to);
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap_or_else(|e| panic!("cannot create {}: {e}", to.display()));
+    let entries =
+        std::fs::read_dir(from).unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("cannot read {}: {e}", from.display()));
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target)
+                .unwrap_or_else(|e| panic!("cannot copy to {}: {e}", target.display()));
+        }
+    }
+}
+
 /// Task `task_id` of the bundled release, loaded with [`Release::load`].
 ///
 /// # Panics
