@@ -77,8 +77,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             let task_score = score_task(gt, &run["final_answer"], ctx);
             let u_judge = task_score.u_judge();
-            let judge = task_score.judge_score().clone();
-            let score = task_score.units;
+            let judge = task_score.judge_score();
+            let score = &task_score.units;
             let pair = RunPair {
                 system: system.clone(),
                 ours: u_judge,
