@@ -88,7 +88,7 @@ pub(crate) struct Expected<'a> {
     pub canonical_label: bool,
     /// The normalised labels the ground truth declares equivalent to this
     /// one ([`crate::ScoringContext::with_label_aliases`]), itself included.
-    pub aliases: Option<Vec<String>>,
+    pub aliases: Option<&'a [String]>,
     text: TextForms,
 }
 

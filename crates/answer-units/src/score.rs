@@ -862,7 +862,10 @@ impl<'a> Scorer<'a> {
         }
     }
 
-    fn expected<'g>(&self, value: &'g Value, at: &GtPos<'_>) -> Expected<'g> {
+    fn expected<'g>(&self, value: &'g Value, at: &GtPos<'_>) -> Expected<'g>
+    where
+        'a: 'g,
+    {
         let (abs_tolerance, half_unit) = match value {
             Value::Number(n) => {
                 let half = number_parts(n).map_or(0.0, |(_, d)| 0.5 * 10f64.powi(-(d as i32)));
@@ -880,10 +883,7 @@ impl<'a> Scorer<'a> {
             .as_str()
             .filter(|_| !self.ctx.label_aliases.is_empty())
         {
-            expected.aliases = self
-                .ctx
-                .aliases_of(&normalize_text(label))
-                .map(<[String]>::to_vec);
+            expected.aliases = self.ctx.aliases_of(&normalize_text(label));
         }
         expected.canonical_label = self.ctx.rules.canonical_labels_exact
             && at
