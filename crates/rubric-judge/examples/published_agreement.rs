@@ -47,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             rf.run
                 .published_scores
                 .as_ref()
-                .and_then(|s| s["rubric"].as_f64())
+                .and_then(|s| s.rubric)
                 .unwrap_or(0.0)
         })
         .collect();
@@ -61,7 +61,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .run
                 .published_scores
                 .as_ref()
-                .and_then(|s| s["unit_accuracy"].as_f64())
+                .and_then(|s| s.unit_accuracy)
                 .unwrap_or(0.0);
             let ledger =
                 approximate_rubric_weighted(&tasks[&rf.run.task_id], &rf.run, u, UNIT_WEIGHT);

@@ -263,12 +263,11 @@ pub fn compare_published(records: &[EvaluationRecord], runs: &[RunFile]) -> Publ
         let Some(rec) = by_key.get(&(rf.run.task_id.as_str(), rf.run.system.as_str())) else {
             continue;
         };
-        let get = |k: &str| scores.get(k).and_then(Value::as_f64);
-        let (Some(u), Some(h), Some(p)) = (get("unit_accuracy"), get("answer"), get("rubric"))
+        let (Some(u), Some(h), Some(p)) = (scores.unit_accuracy, scores.answer, scores.rubric)
         else {
             continue;
         };
-        let core = get("overall").unwrap_or((h.min(u) + p) / 2.0);
+        let core = scores.overall.unwrap_or((h.min(u) + p) / 2.0);
         n += 1;
         for (i, (ours, theirs)) in [
             (rec.unit_accuracy, u),

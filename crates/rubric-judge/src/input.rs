@@ -1,11 +1,15 @@
 //! What a judge sees: the task side (hidden from the solver) and the run side.
 //!
-//! Both are read from the release's own JSON (`tasks/<id>.json` and a
-//! recorded-run `trajectory.json`), so any loader can feed a judge.
+//! Both are read through `earthverse-package-model`'s types ([`Task`] and
+//! [`RecordedRun`]), the one reader of `tasks/<id>.json` and of recorded
+//! runs and `trajectory.json`, so the judge and the rest of the workspace
+//! agree on what a task and a run are.
 
 use crate::error::{JudgeError, Result};
 use crate::record::{RunStatus, TaskLabels, TrajectoryFigures};
 use crate::rubric::Rubric;
+use earthverse_package_model::{RecordedRun, RunScores, Task};
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 /// The task side of a judgement: metadata, question, ground truth, expert
@@ -75,15 +79,7 @@ pub struct RunContext {
     /// Trajectory figures.
     pub figures: TrajectoryFigures,
     /// Published scores stored in a recorded run (`scores`), if any.
-    pub published_scores: Option<Value>,
-}
-
-fn str_field(obj: &Map<String, Value>, key: &str) -> String {
-    match obj.get(key) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
-    }
+    pub published_scores: Option<RunScores>,
 }
 
 fn text_of(value: Option<&Value>) -> String {
@@ -98,106 +94,148 @@ fn text_of(value: Option<&Value>) -> String {
     }
 }
 
+/// Reads a release record of type `T` from JSON through package-model's
+/// types, naming the JSON path of the first field that does not fit.
+fn typed_record<T: DeserializeOwned>(value: &Value, what: &'static str, id: &str) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|error| {
+        let field = error.path().to_string();
+        JudgeError::BadInput {
+            what,
+            id: id.to_string(),
+            field: if field.is_empty() || field == "." {
+                "(root)".into()
+            } else {
+                field
+            },
+            problem: error.into_inner().to_string(),
+        }
+    })
+}
+
+fn id_of(value: &Value) -> String {
+    value
+        .get("task_id")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .unwrap_or("?")
+        .to_string()
+}
+
 impl TaskContext {
-    /// Builds the task side from a release task JSON (`tasks/<id>.json`).
-    pub fn from_task_json(task: &Value) -> Result<Self> {
-        let obj = task.as_object().ok_or_else(|| JudgeError::BadInput {
-            what: "task",
-            id: "?".into(),
-            field: "(root)".into(),
-            problem: "not a JSON object".into(),
-        })?;
-        let task_id = str_field(obj, "task_id");
-        let bad = |field: &str, problem: &str| JudgeError::BadInput {
-            what: "task",
-            id: task_id.clone(),
-            field: field.into(),
-            problem: problem.into(),
-        };
-        if task_id.is_empty() {
-            return Err(bad("task_id", "missing"));
+    /// Builds the task side from a task loaded by `earthverse-package-model`
+    /// (the release's one reader of `tasks/<id>.json`).
+    ///
+    /// `<<GROUND_TRUTH>>` is the typed ground truth without its rubric, with
+    /// keys in the typed record's order; [`TaskContext::from_task_json`]
+    /// keeps the file's own key order instead.
+    pub fn from_task(task: &Task) -> Result<Self> {
+        if task.task_id.is_empty() {
+            return Err(JudgeError::BadInput {
+                what: "task",
+                id: "?".into(),
+                field: "task_id".into(),
+                problem: "missing".into(),
+            });
         }
-        let gt = obj
-            .get("ground_truth")
-            .and_then(Value::as_object)
-            .ok_or_else(|| bad("ground_truth", "missing or not an object"))?;
-        let rubric_value = gt
-            .get("rubric")
-            .ok_or_else(|| bad("ground_truth.rubric", "missing"))?;
-        let rubric = Rubric::from_json(rubric_value)
-            .map_err(|e| bad("ground_truth.rubric", &e.to_string()))?;
-        let primary_gt = gt
-            .get("primary_gt")
-            .cloned()
-            .ok_or_else(|| bad("ground_truth.primary_gt", "missing"))?;
-        let mut ground_truth = gt.clone();
-        ground_truth.remove("rubric");
+        let to_value = |field: &str, value: Result<Value, serde_json::Error>| {
+            value.map_err(|source| JudgeError::Json {
+                context: format!("task {} field `{field}`", task.task_id),
+                source,
+            })
+        };
+        let mut ground_truth = to_value("ground_truth", serde_json::to_value(&task.ground_truth))?;
+        if let Value::Object(gt) = &mut ground_truth {
+            gt.shift_remove("rubric");
+        }
         let mut metadata = Map::new();
-        for key in [
-            "task_id",
-            "event_id",
-            "title",
-            "event_name",
-            "hazard_family",
-            "hazard_label",
-            "region",
-            "scale",
-            "difficulty",
-            "primary_dimension",
-            "dimensions",
-            "task_type",
-            "target_family",
-        ] {
-            if let Some(v) = obj.get(key) {
-                metadata.insert(key.to_string(), v.clone());
+        let mut put = |key: &str, value: Option<Value>| {
+            if let Some(value) = value {
+                metadata.insert(key.to_string(), value);
             }
-        }
-        if let Some(mode) = gt.get("evaluation_mode") {
-            metadata.insert("evaluation_mode".into(), mode.clone());
-        }
-        let opt = |k: &str| {
-            let s = str_field(obj, k);
-            (!s.is_empty()).then_some(s)
         };
+        let text = |s: &Option<String>| s.clone().map(Value::String);
+        put("task_id", Some(Value::String(task.task_id.clone())));
+        put("event_id", Some(Value::String(task.event_id.clone())));
+        put("title", text(&task.title));
+        put("event_name", text(&task.event_name));
+        put(
+            "hazard_family",
+            task.hazard_family
+                .as_ref()
+                .map(|h| Value::String(h.as_str().to_string())),
+        );
+        put("hazard_label", text(&task.hazard_label));
+        put("region", text(&task.region));
+        put("scale", text(&task.scale));
+        put("difficulty", text(&task.difficulty));
+        put(
+            "primary_dimension",
+            task.primary_dimension
+                .as_ref()
+                .map(|d| Value::String(d.as_str().to_string())),
+        );
+        put(
+            "dimensions",
+            task.dimensions.as_ref().map(|dims| {
+                Value::Array(
+                    dims.iter()
+                        .map(|d| Value::String(d.as_str().to_string()))
+                        .collect(),
+                )
+            }),
+        );
+        put("task_type", text(&task.task_type));
+        put("target_family", text(&task.target_family));
+        put(
+            "evaluation_mode",
+            text(&task.ground_truth.evaluation_mode_label),
+        );
+        let non_empty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
         let labels = TaskLabels {
-            event_id: opt("event_id"),
-            hazard_family: opt("hazard_family"),
-            difficulty: opt("difficulty"),
-            capabilities: obj
-                .get("dimensions")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default(),
-            task_type: opt("task_type"),
+            event_id: Some(task.event_id.clone()).filter(|s| !s.is_empty()),
+            hazard_family: task.hazard_family().map(|h| h.as_str().to_string()),
+            difficulty: non_empty(&task.difficulty),
+            capabilities: task
+                .dimensions()
+                .iter()
+                .map(|d| d.as_str().to_string())
+                .collect(),
+            task_type: non_empty(&task.task_type),
         };
         Ok(TaskContext {
-            question: str_field(obj, "question"),
-            solution: str_field(obj, "solution"),
+            task_id: task.task_id.clone(),
             metadata: Value::Object(metadata),
-            ground_truth: Value::Object(ground_truth),
-            primary_gt,
-            rubric,
+            question: task.question.clone(),
+            ground_truth,
+            primary_gt: task.ground_truth.primary_gt.clone(),
+            solution: task.solution.clone().unwrap_or_default(),
+            rubric: Rubric::from(&task.ground_truth.rubric),
             labels,
-            task_id,
         })
+    }
+
+    /// Builds the task side from a release task JSON (`tasks/<id>.json`),
+    /// read through package-model's [`Task`]. A field that does not fit is an
+    /// error naming its JSON path. `<<GROUND_TRUTH>>` keeps the file's key
+    /// order, so the judge payload is the release's own text.
+    pub fn from_task_json(task: &Value) -> Result<Self> {
+        let typed: Task = typed_record(task, "task", &id_of(task))?;
+        let mut context = Self::from_task(&typed)?;
+        if let Some(Value::Object(gt)) = task.get("ground_truth") {
+            let mut gt = gt.clone();
+            gt.shift_remove("rubric");
+            context.ground_truth = Value::Object(gt);
+        }
+        Ok(context)
     }
 }
 
 impl RunContext {
-    /// Builds the run side from a recorded-run / `trajectory.json` record.
-    pub fn from_run_json(run: &Value) -> Result<Self> {
-        let obj = run.as_object().ok_or_else(|| JudgeError::BadInput {
-            what: "run",
-            id: "?".into(),
-            field: "(root)".into(),
-            problem: "not a JSON object".into(),
-        })?;
-        let task_id = str_field(obj, "task_id");
-        if task_id.is_empty() {
+    /// Builds the run side from a run loaded by `earthverse-package-model`
+    /// (the release's one reader of recorded runs and of our own
+    /// `trajectory.json`).
+    pub fn from_recorded_run(run: &RecordedRun) -> Result<Self> {
+        if run.task_id.is_empty() {
             return Err(JudgeError::BadInput {
                 what: "run",
                 id: "?".into(),
@@ -205,99 +243,83 @@ impl RunContext {
                 problem: "missing".into(),
             });
         }
-        let system = ["model_id", "system", "model_name"]
-            .iter()
-            .map(|k| str_field(obj, k))
-            .find(|s| !s.is_empty())
-            .unwrap_or_else(|| "unknown".to_string());
-        let empty = Map::new();
-        let diag = obj
-            .get("diagnostics")
-            .and_then(Value::as_object)
-            .unwrap_or(&empty);
-        let status = str_field(diag, "run_status");
-        let status = if status.is_empty() {
-            str_field(obj, "run_status")
-        } else {
-            status
-        };
-        let final_answer = obj.get("final_answer").cloned().unwrap_or(Value::Null);
+        let diag = &run.diagnostics;
+        let status = diag
+            .run_status
+            .clone()
+            .filter(|s| !s.is_empty())
+            .or_else(|| {
+                run.extra
+                    .get("run_status")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_default();
         // Anything but "ok" (or no status at all) is a solver failure, and so
         // is a run without a final answer (§4.1: it scores zero).
-        let run_status = if (status.is_empty() || status == "ok") && !final_answer.is_null() {
+        let run_status = if (status.is_empty() || status == "ok") && !run.final_answer.is_null() {
             RunStatus::Ok
         } else {
             RunStatus::Error
         };
-        let u = |k: &str| diag.get(k).and_then(Value::as_u64);
         let figures = TrajectoryFigures {
-            model_rounds: u("model_rounds"),
-            tool_calls: u("tool_calls"),
-            file_reads: u("file_reads"),
-            unique_evidence_files: u("unique_evidence_files"),
-            python_calls: u("python_calls"),
-            tool_errors: u("tool_errors"),
-            latency_s: diag.get("latency_s").and_then(Value::as_f64),
-            prompt_tokens: u("prompt_tokens"),
-            completion_tokens: u("completion_tokens"),
-            total_tokens: u("total_tokens"),
-            termination_reason: diag
-                .get("termination_reason")
-                .and_then(Value::as_str)
-                .map(str::to_string),
+            model_rounds: diag.model_rounds,
+            tool_calls: diag.tool_calls,
+            file_reads: diag.file_reads,
+            unique_evidence_files: diag.unique_evidence_files,
+            python_calls: diag.python_calls,
+            tool_errors: diag.tool_errors,
+            latency_s: diag.latency_s,
+            prompt_tokens: diag.prompt_tokens,
+            completion_tokens: diag.completion_tokens,
+            total_tokens: diag.total_tokens(),
+            termination_reason: diag.termination_reason().map(str::to_string),
         };
-        let tool_trace = obj
-            .get("tool_calls")
-            .and_then(Value::as_array)
-            .map(|steps| {
-                steps
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, s)| {
-                        let s = s.as_object()?;
-                        Some(ToolStep {
-                            step: s
-                                .get("step")
-                                .and_then(Value::as_u64)
-                                .unwrap_or(i as u64 + 1),
-                            tool: str_field(s, "tool"),
-                            ok: s.get("ok").and_then(Value::as_bool).unwrap_or(false),
-                            reason: str_field(s, "reason"),
-                            args: s.get("args").cloned().unwrap_or(Value::Null),
-                            output: text_of(s.get("output")),
-                            code: text_of(s.get("code")),
-                            stdout: text_of(s.get("stdout")),
-                            evidence_files: s
-                                .get("evidence_files")
-                                .and_then(Value::as_array)
-                                .map(|a| {
-                                    a.iter()
-                                        .filter_map(|v| v.as_str().map(str::to_string))
-                                        .collect()
-                                })
-                                .unwrap_or_default(),
-                        })
+        let tool_trace = run
+            .tool_calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| ToolStep {
+                step: call.step.unwrap_or(i as u64 + 1),
+                tool: call.tool.clone(),
+                ok: call.ok.unwrap_or(false),
+                reason: call.reason.clone().unwrap_or_default(),
+                args: call.args.clone(),
+                output: text_of(Some(&call.output)),
+                code: text_of(call.extra.get("code")),
+                stdout: text_of(call.extra.get("stdout")),
+                evidence_files: call
+                    .extra
+                    .get("evidence_files")
+                    .and_then(Value::as_array)
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect()
                     })
-                    .collect()
+                    .unwrap_or_default(),
             })
-            .unwrap_or_default();
-        let list = |k: &str| {
-            obj.get(k)
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default()
-        };
+            .collect();
+        let published_scores = (run.scores != RunScores::default()).then(|| run.scores.clone());
         Ok(RunContext {
-            task_id,
-            system,
+            task_id: run.task_id.clone(),
+            system: run.model_id.clone(),
             run_status,
-            final_answer,
+            final_answer: run.final_answer.clone(),
             tool_trace,
-            evidence: list("evidence"),
-            reasoning_summary: list("reasoning_summary"),
-            unsupported_or_unresolved: list("unsupported_or_unresolved"),
+            evidence: run.evidence.clone(),
+            reasoning_summary: run.reasoning_summary.clone(),
+            unsupported_or_unresolved: run.unsupported_or_unresolved.clone(),
             figures,
-            published_scores: obj.get("scores").cloned(),
+            published_scores,
         })
+    }
+
+    /// Builds the run side from a recorded-run / `trajectory.json` record,
+    /// read through package-model's [`RecordedRun`]. A field that does not
+    /// fit is an error naming its JSON path.
+    pub fn from_run_json(run: &Value) -> Result<Self> {
+        let typed: RecordedRun = typed_record(run, "run", &id_of(run))?;
+        Self::from_recorded_run(&typed)
     }
 }

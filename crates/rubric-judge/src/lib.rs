@@ -7,7 +7,9 @@
 //! H = U, a documented rubric approximation), the per-task scores of paper
 //! §4.1 — A = min(H, U), Core = (A + P) / 2, Strict@95 — in an
 //! [`EvaluationRecord`], pairwise win/tie/loss comparison (Fig. 7), and
-//! agreement figures against published scores.
+//! agreement figures against published scores. Tasks and runs are read
+//! through `earthverse-package-model`'s `Task` and `RecordedRun`
+//! ([`TaskContext::from_task`], [`RunContext::from_recorded_run`]).
 //!
 //! ```
 //! use earthverse_rubric_judge::task_scores;

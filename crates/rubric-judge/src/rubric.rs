@@ -45,8 +45,13 @@ pub struct Criterion {
 }
 
 fn text_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    let value = Value::deserialize(d)?;
-    Ok(match value {
+    Ok(joined_text(Value::deserialize(d)?))
+}
+
+/// A criterion text that may be a string or a list of strings, as one
+/// string (list items joined with "; ").
+fn joined_text(value: Value) -> String {
+    match value {
         Value::Null => String::new(),
         Value::String(s) => s,
         Value::Array(items) => items
@@ -58,7 +63,44 @@ fn text_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Err
             .collect::<Vec<_>>()
             .join("; "),
         other => other.to_string(),
-    })
+    }
+}
+
+impl From<&earthverse_package_model::Criterion> for Criterion {
+    /// The judge's view of a release criterion: `partial_credit`,
+    /// `full_credit` and `no_credit` as text (lists joined with "; "), and
+    /// `id` when it is a string.
+    fn from(criterion: &earthverse_package_model::Criterion) -> Self {
+        let text = |key: &str| {
+            criterion
+                .extra
+                .get(key)
+                .map(|v| joined_text(v.clone()))
+                .unwrap_or_default()
+        };
+        Criterion {
+            name: criterion.name.clone(),
+            points: criterion.points,
+            description: criterion.description.clone(),
+            partial_credit: text("partial_credit"),
+            full_credit: text("full_credit"),
+            no_credit: text("no_credit"),
+            id: criterion
+                .extra
+                .get("id")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+        }
+    }
+}
+
+impl From<&earthverse_package_model::Rubric> for Rubric {
+    fn from(rubric: &earthverse_package_model::Rubric) -> Self {
+        Rubric {
+            criteria: rubric.criteria.iter().map(Criterion::from).collect(),
+            total_points: rubric.total_points,
+        }
+    }
 }
 
 /// A task's 20-point process rubric (`ground_truth.rubric`).

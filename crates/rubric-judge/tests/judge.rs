@@ -345,7 +345,95 @@ fn missing_answer_or_error_status_is_a_solver_failure() {
     assert_eq!(run.run_status, RunStatus::Error);
     let run = RunContext::from_run_json(&run_json(json!({"a": 1}), "timeout")).expect("run");
     assert_eq!(run.run_status, RunStatus::Error);
-    let err = TaskContext::from_task_json(&json!({"task_id": "X", "ground_truth": {}}))
-        .expect_err("no rubric");
-    assert!(err.to_string().contains("ground_truth.rubric"), "{err}");
+    let mut no_rubric = task_json();
+    no_rubric["ground_truth"]
+        .as_object_mut()
+        .unwrap()
+        .shift_remove("rubric");
+    let err = TaskContext::from_task_json(&no_rubric).expect_err("no rubric");
+    let text = err.to_string();
+    assert!(
+        text.contains("CSX-900_Q1") && text.contains("`ground_truth`") && text.contains("rubric"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_task_and_run_fields_are_named_by_json_path() {
+    let mut task = task_json();
+    task["ground_truth"]["rubric"]["criteria"][2]["points"] = json!("three");
+    let err = TaskContext::from_task_json(&task).expect_err("points as text");
+    assert!(
+        err.to_string()
+            .contains("task CSX-900_Q1: field `ground_truth.rubric.criteria[2].points`"),
+        "{err}"
+    );
+    let mut run = run_json(json!({"a": 1}), "ok");
+    run["tool_calls"][0]
+        .as_object_mut()
+        .unwrap()
+        .shift_remove("tool");
+    let err = RunContext::from_run_json(&run).expect_err("tool call without a tool");
+    assert!(err.to_string().contains("field `tool_calls[0]`"), "{err}");
+    assert!(err.to_string().contains("tool"), "{err}");
+    let mut run = run_json(json!({"a": 1}), "ok");
+    run.as_object_mut().unwrap().shift_remove("model_id");
+    let err = RunContext::from_run_json(&run).expect_err("run without a system");
+    assert!(err.to_string().contains("model_id"), "{err}");
+}
+
+#[test]
+fn typed_and_json_readings_agree_and_the_payload_keeps_the_file_order() {
+    let json = task_json();
+    let typed: earthverse_package_model::Task =
+        serde_json::from_value(json.clone()).expect("typed task");
+    let from_json = TaskContext::from_task_json(&json).expect("from json");
+    let from_typed = TaskContext::from_task(&typed).expect("from typed");
+    assert_eq!(from_json.metadata, from_typed.metadata);
+    assert_eq!(from_json.rubric, from_typed.rubric);
+    assert_eq!(from_json.labels, from_typed.labels);
+    assert_eq!(from_json.primary_gt, json["ground_truth"]["primary_gt"]);
+    // Same ground truth as a value; the JSON reading keeps the file's key
+    // order with only the rubric taken out.
+    assert_eq!(from_json.ground_truth, from_typed.ground_truth);
+    let keys: Vec<&str> = from_json
+        .ground_truth
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(keys, ["evaluation_mode", "primary_gt", "provenance"]);
+    // List-valued credit texts are joined, as the judge prompt shows them.
+    assert_eq!(
+        from_typed.rubric.criteria[2].partial_credit,
+        "1 point; for a window"
+    );
+    assert_eq!(from_typed.labels.hazard_family.as_deref(), Some("flood"));
+    assert_eq!(
+        from_typed.metadata["evaluation_mode"],
+        json!("deterministic")
+    );
+
+    let run = RunContext::from_run_json(&run_json(json!({"peak_mm": 41.2}), "ok")).expect("run");
+    let scores = run.published_scores.expect("scores");
+    assert_eq!(
+        (
+            scores.overall,
+            scores.answer,
+            scores.rubric,
+            scores.unit_accuracy
+        ),
+        (Some(90.0), Some(100.0), Some(80.0), Some(100.0))
+    );
+    assert_eq!(run.figures.total_tokens, Some(1000));
+    assert_eq!(run.tool_trace[0].output, "t,mm\n1,41.2");
+    assert_eq!(
+        run.tool_trace[0].evidence_files,
+        ["data/physical_hazard/rain_gauge.csv"]
+    );
+    let mut unscored = run_json(json!({"peak_mm": 41.2}), "ok");
+    unscored.as_object_mut().unwrap().shift_remove("scores");
+    let run = RunContext::from_run_json(&unscored).expect("run");
+    assert!(run.published_scores.is_none());
 }
