@@ -230,6 +230,7 @@ fn rules_from_env() -> Result<Rules, Box<dyn std::error::Error>> {
             "answer_from_template_keys" => rules.answer_from_template_keys = value.parse()?,
             "group_depth" => rules.group_depth = value.parse()?,
             "canonical_labels_exact" => rules.canonical_labels_exact = value.parse()?,
+            "template_keys_from_gt" => rules.template_keys_from_gt = value.parse()?,
             other => return Err(format!("RULES: unknown rule {other}").into()),
         }
     }

@@ -278,6 +278,11 @@ pub struct Rules {
     /// critical errors (`final_label not exactly canonical`) even when
     /// most of their words were right.
     pub canonical_labels_exact: bool,
+    /// The judge-like reference is the solution's Final Answer plus every
+    /// top-level `primary_gt` entry whose key the question names and the
+    /// Final Answer lacks anywhere (an answer-template field the expert
+    /// write-up left out, such as a required `reasoning_depth` addendum).
+    pub template_keys_from_gt: bool,
 }
 
 impl Default for Rules {
@@ -300,6 +305,7 @@ impl Default for Rules {
             answer_from_template_keys: false,
             group_depth: 2,
             canonical_labels_exact: true,
+            template_keys_from_gt: false,
         }
     }
 }

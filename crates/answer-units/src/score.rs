@@ -43,6 +43,7 @@ use crate::values::number_parts;
 use crate::{Rules, ScoringContext};
 use serde::Serialize;
 use serde_json::Value;
+use std::borrow::Cow;
 
 /// One unit of one answer: what was expected, what was found, and why it
 /// matched or not.
@@ -231,10 +232,24 @@ pub fn score_task(gt: &Value, answer: &Value, ctx: &ScoringContext) -> TaskScore
     let scorer = Scorer::for_answer(&parsed, ctx);
     TaskScore {
         units: scorer.score(gt, &parsed.report),
-        solution: ctx
-            .solution_answer
-            .as_ref()
-            .map(|reference| scorer.score(reference, &parsed.report)),
+        solution: ctx.solution_answer.as_ref().map(|reference| {
+            let reference = scorer.completed_reference(reference, gt);
+            scorer.score(&reference, &parsed.report)
+        }),
+    }
+}
+
+/// Every normalised key of a JSON value, at any depth.
+fn collect_keys(value: &Value, out: &mut std::collections::HashSet<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.insert(normalize_key(k));
+                collect_keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_keys(v, out)),
+        _ => {}
     }
 }
 
@@ -629,6 +644,35 @@ impl<'a> Scorer<'a> {
             .filter(|(_, k)| !gt_keys.contains(*k) && self.question_names(k, Some(k)))
             .map(|(i, _)| i)
             .collect()
+    }
+
+    /// The judge-like reference: the solution's Final Answer, completed
+    /// (under [`Rules::template_keys_from_gt`]) with the top-level
+    /// `primary_gt` entries whose key the question names and the Final
+    /// Answer lacks at any depth.
+    fn completed_reference<'r>(&self, solution: &'r Value, gt: &Value) -> Cow<'r, Value> {
+        let (true, Value::Object(reference), Value::Object(gt_root)) =
+            (self.ctx.rules.template_keys_from_gt, solution, gt)
+        else {
+            return Cow::Borrowed(solution);
+        };
+        let mut present = std::collections::HashSet::new();
+        collect_keys(solution, &mut present);
+        let missing: Vec<(&String, &Value)> = gt_root
+            .iter()
+            .filter(|(k, _)| {
+                let nk = normalize_key(k);
+                !present.contains(&nk) && self.question_names(k, Some(&nk))
+            })
+            .collect();
+        if missing.is_empty() {
+            return Cow::Borrowed(solution);
+        }
+        let mut completed = reference.clone();
+        for (k, v) in missing {
+            completed.insert(k.clone(), v.clone());
+        }
+        Cow::Owned(Value::Object(completed))
     }
 
     /// Whether the question names a key (raw and normalised): depends only

@@ -666,3 +666,48 @@ fn identical_text_that_normalises_to_nothing_still_matches() {
         assert_eq!(score.u_all, 100.0, "{text:?}: {:?}", score.ledger);
     }
 }
+
+#[test]
+fn template_fields_the_solution_leaves_out_can_come_from_primary_gt() {
+    let q = "Return {\"label\": \"<label>\", \"peak\": <number>}. Add a top-level \
+             `reasoning_depth` object with `evidence_weighting`.";
+    let gt = json!({
+        "label": "wet_extreme",
+        "peak": 41.2,
+        "reasoning_depth": {"evidence_weighting": "gauge record outweighs the news report"}
+    });
+    let solution = "# Final Answer\n```json\n{\"label\": \"wet_extreme\", \"peak\": 41.2}\n```\n";
+    let answer = json!({"label": "wet_extreme", "peak": 41.2});
+    let mut ctx = ScoringContext::new(q).with_solution(solution);
+    // Off by default: the solution's Final Answer alone is the reference.
+    let off = score_task(&gt, &answer, &ctx);
+    assert_eq!(off.judge_reference(), JudgeReference::Solution);
+    assert_eq!(off.u_judge(), 100.0);
+    ctx.rules.template_keys_from_gt = true;
+    let on = score_task(&gt, &answer, &ctx);
+    let paths: Vec<&str> = on
+        .judge_score()
+        .ledger
+        .iter()
+        .map(|e| e.path.as_str())
+        .collect();
+    assert!(
+        paths.contains(&"reasoning_depth.evidence_weighting"),
+        "{paths:?}"
+    );
+    assert!(on.u_judge() < 100.0, "{}", on.u_judge());
+    // An answer that gives the addendum scores 100 again.
+    let full = json!({
+        "label": "wet_extreme",
+        "peak": 41.2,
+        "reasoning_depth": {"evidence_weighting": "the gauge record outweighs the news report"}
+    });
+    assert_eq!(score_task(&gt, &full, &ctx).u_judge(), 100.0);
+    // A key the question does not name is never added.
+    let gt_extra = json!({"label": "wet_extreme", "peak": 41.2, "station_count": 3});
+    let ledger_len = score_task(&gt_extra, &answer, &ctx)
+        .judge_score()
+        .ledger
+        .len();
+    assert_eq!(ledger_len, 2);
+}
