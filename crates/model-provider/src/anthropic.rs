@@ -8,12 +8,12 @@
 use crate::chat::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, Message, Role, TokenUsage, ToolCall,
 };
-use crate::http::{api_key_from_env, build_client, post_json};
+use crate::http::{api_key_from_env, JsonEndpoint};
 use crate::openai::DEFAULT_CALL_TIMEOUT;
-use crate::retry::{run_with_retries, AttemptError, RetryPolicy};
+use crate::retry::{AttemptError, RetryPolicy};
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The `anthropic-version` header sent.
 pub const ANTHROPIC_VERSION: &str = "2023-06-01";
@@ -57,9 +57,7 @@ impl AnthropicConfig {
 pub struct AnthropicMessages {
     id: String,
     config: AnthropicConfig,
-    url: String,
-    headers: Vec<(String, String)>,
-    client: reqwest::Client,
+    endpoint: JsonEndpoint,
 }
 
 impl AnthropicMessages {
@@ -72,18 +70,10 @@ impl AnthropicMessages {
         if let Some(variable) = &config.api_key_env {
             headers.push(("x-api-key".to_string(), api_key_from_env(variable)?));
         }
-        let base = config.base_url.trim_end_matches('/');
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(crate::ProviderError::Config(format!(
-                "base_url `{}` must start with http:// or https://",
-                config.base_url
-            )));
-        }
+        let endpoint = JsonEndpoint::new(&config.base_url, "/v1/messages", headers)?;
         Ok(Self {
             id: format!("anthropic:{}", config.model),
-            url: format!("{base}/v1/messages"),
-            headers,
-            client: build_client()?,
+            endpoint,
             config,
         })
     }
@@ -242,21 +232,16 @@ impl ChatModel for AnthropicMessages {
     }
 
     async fn chat(&self, request: ChatRequest) -> crate::Result<ChatResponse> {
-        let started = Instant::now();
         let body = self.request_body(&request);
-        let (mut response, retries) = run_with_retries(
-            &self.id,
-            &self.config.retry,
-            self.config.call_timeout,
-            request.deadline,
-            || async {
-                let raw = post_json(&self.client, &self.url, &self.headers, &body).await?;
-                parse_response(&raw)
-            },
-        )
-        .await?;
-        response.latency = started.elapsed();
-        response.retries = retries;
-        Ok(response)
+        self.endpoint
+            .chat(
+                &self.id,
+                &self.config.retry,
+                self.config.call_timeout,
+                request.deadline,
+                &body,
+                parse_response,
+            )
+            .await
     }
 }

@@ -9,11 +9,11 @@
 use crate::chat::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, Message, Role, TokenUsage, ToolCall,
 };
-use crate::http::{api_key_from_env, build_client, post_json};
-use crate::retry::{run_with_retries, AttemptError, RetryPolicy};
+use crate::http::{api_key_from_env, JsonEndpoint};
+use crate::retry::{AttemptError, RetryPolicy};
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Default per-call timeout. The paper fixes none; 600 s keeps one call
 /// well inside the 1,800 s task budget, and the task deadline bounds it anyway.
@@ -90,9 +90,7 @@ impl OpenAiConfig {
 pub struct OpenAiCompatible {
     id: String,
     config: OpenAiConfig,
-    url: String,
-    headers: Vec<(String, String)>,
-    client: reqwest::Client,
+    endpoint: JsonEndpoint,
 }
 
 impl OpenAiCompatible {
@@ -104,18 +102,10 @@ impl OpenAiCompatible {
             let key = api_key_from_env(variable)?;
             headers.push(("authorization".to_string(), format!("Bearer {key}")));
         }
-        let base = config.base_url.trim_end_matches('/');
-        if !(base.starts_with("http://") || base.starts_with("https://")) {
-            return Err(crate::ProviderError::Config(format!(
-                "base_url `{}` must start with http:// or https://",
-                config.base_url
-            )));
-        }
+        let endpoint = JsonEndpoint::new(&config.base_url, "/chat/completions", headers)?;
         Ok(Self {
             id: format!("openai:{}", config.model),
-            url: format!("{base}/chat/completions"),
-            headers,
-            client: build_client()?,
+            endpoint,
             config,
         })
     }
@@ -323,22 +313,17 @@ impl ChatModel for OpenAiCompatible {
     }
 
     async fn chat(&self, request: ChatRequest) -> crate::Result<ChatResponse> {
-        let started = Instant::now();
         let body = self.request_body(&request);
-        let (mut response, retries) = run_with_retries(
-            &self.id,
-            &self.config.retry,
-            self.config.call_timeout,
-            request.deadline,
-            || async {
-                let raw = post_json(&self.client, &self.url, &self.headers, &body).await?;
-                parse_response(&raw)
-            },
-        )
-        .await?;
-        response.latency = started.elapsed();
-        response.retries = retries;
-        Ok(response)
+        self.endpoint
+            .chat(
+                &self.id,
+                &self.config.retry,
+                self.config.call_timeout,
+                request.deadline,
+                &body,
+                parse_response,
+            )
+            .await
     }
 }
 
