@@ -39,9 +39,7 @@ impl Tool for InspectImage {
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutput {
         let path = str_arg(&args, "path").to_string();
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || inspect(&ctx, &path))
-            .await
-            .unwrap_or_else(|e| super::tool_exception("inspect_image", "JoinError", &e.to_string()))
+        super::run_blocking("inspect_image", move || inspect(&ctx, &path)).await
     }
 }
 

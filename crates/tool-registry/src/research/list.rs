@@ -40,11 +40,7 @@ impl Tool for ListPackageFiles {
         let subdir = str_arg(&args, "subdir").to_string();
         let max_files = usize_arg(&args, "max_files", 120);
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || list(&ctx, &subdir, max_files))
-            .await
-            .unwrap_or_else(|e| {
-                super::tool_exception("list_package_files", "JoinError", &e.to_string())
-            })
+        super::run_blocking("list_package_files", move || list(&ctx, &subdir, max_files)).await
     }
 }
 

@@ -115,6 +115,18 @@ pub(crate) fn tool_exception(tool: &str, error_type: &str, message: &str) -> Too
     )
 }
 
+/// Runs a file tool's blocking work off the async runtime. A panic in the
+/// work becomes the tool's exception output (`JoinError`), so a call always
+/// ends with an observation.
+pub(crate) async fn run_blocking(
+    tool: &str,
+    work: impl FnOnce() -> ToolOutput + Send + 'static,
+) -> ToolOutput {
+    tokio::task::spawn_blocking(work)
+        .await
+        .unwrap_or_else(|e| tool_exception(tool, "JoinError", &e.to_string()))
+}
+
 /// A required string argument (already schema-checked).
 pub(crate) fn str_arg<'a>(args: &'a Value, key: &str) -> &'a str {
     args.get(key).and_then(Value::as_str).unwrap_or("")
@@ -147,6 +159,28 @@ pub(crate) fn python_path_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn blocking_work_runs_and_a_panic_in_it_becomes_an_exception_output() {
+        let done = run_blocking("read_text_file", || {
+            ToolOutput::failure(json!({"n": 1}), Vec::new(), Vec::new())
+        })
+        .await;
+        assert_eq!(done.output, json!({"n": 1}));
+        let crashed = run_blocking("read_text_file", || panic!("decoder bug")).await;
+        assert!(!crashed.ok);
+        assert_eq!(crashed.output["tool"], "read_text_file");
+        assert_eq!(crashed.output["error_type"], "JoinError");
+        assert!(
+            crashed.output["error"]
+                .as_str()
+                .unwrap()
+                .contains("panicked"),
+            "{}",
+            crashed.output
+        );
+        assert_eq!(crashed.warnings, ["tool exception"]);
+    }
 
     #[test]
     fn suffix_like_python() {

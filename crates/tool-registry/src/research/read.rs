@@ -46,11 +46,7 @@ impl Tool for ReadTextFile {
         let max_chars = usize_arg(&args, "max_chars", 12_000);
         let ctx = ctx.clone();
         let mode = self.mode;
-        tokio::task::spawn_blocking(move || read(&ctx, mode, &path, max_chars))
-            .await
-            .unwrap_or_else(|e| {
-                super::tool_exception("read_text_file", "JoinError", &e.to_string())
-            })
+        super::run_blocking("read_text_file", move || read(&ctx, mode, &path, max_chars)).await
     }
 }
 

@@ -103,11 +103,10 @@ impl Tool for SearchPackageFiles {
         };
         let ctx = ctx.clone();
         let mode = self.mode;
-        tokio::task::spawn_blocking(move || search_package(&ctx, &request, mode))
-            .await
-            .unwrap_or_else(|e| {
-                super::tool_exception("search_package_files", "JoinError", &e.to_string())
-            })
+        super::run_blocking("search_package_files", move || {
+            search_package(&ctx, &request, mode)
+        })
+        .await
     }
 }
 

@@ -56,11 +56,7 @@ impl Tool for SummarizeTableOrJson {
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutput {
         let path = str_arg(&args, "path").to_string();
         let ctx = ctx.clone();
-        tokio::task::spawn_blocking(move || summarize(&ctx, &path))
-            .await
-            .unwrap_or_else(|e| {
-                super::tool_exception("summarize_table_or_json", "JoinError", &e.to_string())
-            })
+        super::run_blocking("summarize_table_or_json", move || summarize(&ctx, &path)).await
     }
 }
 
