@@ -137,13 +137,11 @@ impl TaskContext {
                 problem: "missing".into(),
             });
         }
-        let to_value = |field: &str, value: Result<Value, serde_json::Error>| {
-            value.map_err(|source| JudgeError::Json {
-                context: format!("task {} field `{field}`", task.task_id),
+        let mut ground_truth =
+            serde_json::to_value(&task.ground_truth).map_err(|source| JudgeError::Json {
+                context: format!("task {} field `ground_truth`", task.task_id),
                 source,
-            })
-        };
-        let mut ground_truth = to_value("ground_truth", serde_json::to_value(&task.ground_truth))?;
+            })?;
         if let Value::Object(gt) = &mut ground_truth {
             gt.shift_remove("rubric");
         }
