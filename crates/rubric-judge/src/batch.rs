@@ -5,6 +5,9 @@ use crate::agreement::{agreement, Agreement};
 use crate::error::{JudgeError, Result};
 use crate::input::{RunContext, TaskContext};
 use crate::record::EvaluationRecord;
+use earthverse_package_model::release::parse_json_record;
+use earthverse_package_model::RecordedRun;
+use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,20 +87,45 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 
 /// Finds every run record (`*.json` objects with `task_id` and
 /// `final_answer` or `diagnostics`) under `dir`, recursively, sorted by
-/// path. Other JSON files are skipped.
+/// path, and reads each through package-model's [`RecordedRun`]. Other
+/// JSON files are skipped; a file that is not JSON is an error.
 pub fn find_runs(dir: &Path) -> Result<Vec<RunFile>> {
     let mut paths = Vec::new();
     walk(dir, &mut paths)?;
     let mut runs = Vec::new();
     for path in paths {
-        let value = read_json(&path)?;
-        let is_run = value.get("task_id").is_some()
-            && (value.get("final_answer").is_some() || value.get("diagnostics").is_some());
-        if !is_run {
+        let bytes = std::fs::read(&path).map_err(|source| JudgeError::Io {
+            path: path.clone(),
+            source,
+        })?;
+        // The top-level keys only, values skipped: no document is built.
+        let keys = match serde_json::from_slice::<BTreeMap<String, IgnoredAny>>(&bytes) {
+            Ok(keys) => keys,
+            // Valid JSON that is not an object is not a run record.
+            Err(e) if e.classify() == serde_json::error::Category::Data => {
+                tracing::debug!(path = %path.display(), "not a JSON object; skipped");
+                continue;
+            }
+            Err(source) => {
+                return Err(JudgeError::Json {
+                    context: path.display().to_string(),
+                    source,
+                })
+            }
+        };
+        let has = |key: &str| keys.contains_key(key);
+        if !(has("task_id") && (has("final_answer") || has("diagnostics"))) {
             tracing::debug!(path = %path.display(), "not a run record; skipped");
             continue;
         }
-        let run = RunContext::from_run_json(&value).map_err(|e| match e {
+        let record: RecordedRun =
+            parse_json_record(&path, &bytes).map_err(|e| JudgeError::BadInput {
+                what: "run",
+                id: path.display().to_string(),
+                field: e.field,
+                problem: e.message,
+            })?;
+        let run = RunContext::from_recorded_run(&record).map_err(|e| match e {
             JudgeError::BadInput {
                 what,
                 field,

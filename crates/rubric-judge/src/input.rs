@@ -95,8 +95,12 @@ fn text_of(value: Option<&Value>) -> String {
 }
 
 /// Reads a release record of type `T` from JSON through package-model's
-/// types, naming the JSON path of the first field that does not fit.
+/// types, naming the JSON path of the first field that does not fit. Only
+/// a record that fails is read again with path tracking.
 fn typed_record<T: DeserializeOwned>(value: &Value, what: &'static str, id: &str) -> Result<T> {
+    if let Ok(record) = T::deserialize(value) {
+        return Ok(record);
+    }
     serde_path_to_error::deserialize(value).map_err(|error| {
         let field = error.path().to_string();
         JudgeError::BadInput {

@@ -437,3 +437,57 @@ fn typed_and_json_readings_agree_and_the_payload_keeps_the_file_order() {
     let run = RunContext::from_run_json(&unscored).expect("run");
     assert!(run.published_scores.is_none());
 }
+
+#[test]
+fn find_runs_reads_run_records_skips_other_json_and_names_bad_files() {
+    let dir = tempfile_dir();
+    let system = dir.join("sys-a");
+    std::fs::create_dir_all(&system).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(system.join(name), text).unwrap();
+    write(
+        "CSX-900_Q1.json",
+        &run_json(json!({"peak_mm": 41.2}), "ok").to_string(),
+    );
+    // A run whose final answer is null is still a run: a failed one.
+    let mut failed = run_json(Value::Null, "ok");
+    failed["task_id"] = json!("CSX-900_Q2");
+    failed.as_object_mut().unwrap().shift_remove("diagnostics");
+    write("CSX-900_Q2.json", &failed.to_string());
+    // Not run records: an array, an object without a task id, and one with
+    // a task id but neither a final answer nor diagnostics.
+    write("index.json", "[1, 2, 3]");
+    write("summary.json", r#"{"runs": 2, "final_answer": "n/a"}"#);
+    write(
+        "task_note.json",
+        r#"{"task_id": "CSX-900_Q1", "note": "x"}"#,
+    );
+    let runs = find_runs(&dir).expect("runs");
+    let found: Vec<(&str, RunStatus)> = runs
+        .iter()
+        .map(|r| (r.run.task_id.as_str(), r.run.run_status.clone()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("CSX-900_Q1", RunStatus::Ok),
+            ("CSX-900_Q2", RunStatus::Error)
+        ]
+    );
+    assert_eq!(runs[0].run.tool_trace.len(), 1);
+
+    // A run record with a field that does not fit names the file and field.
+    let mut bad = run_json(json!({"peak_mm": 41.2}), "ok");
+    bad["tool_calls"][0]["step"] = json!("first");
+    write("CSX-900_Q3.json", &bad.to_string());
+    let err = find_runs(&dir).expect_err("bad step").to_string();
+    assert!(
+        err.contains("CSX-900_Q3.json") && err.contains("tool_calls[0].step"),
+        "{err}"
+    );
+    std::fs::remove_file(system.join("CSX-900_Q3.json")).unwrap();
+    // A file that is not JSON at all is an error naming it.
+    write("broken.json", "{\"task_id\": ");
+    let err = find_runs(&dir).expect_err("broken JSON").to_string();
+    assert!(err.contains("broken.json"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
