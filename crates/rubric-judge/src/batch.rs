@@ -7,6 +7,7 @@ use crate::input::{RunContext, TaskContext};
 use crate::record::EvaluationRecord;
 use earthverse_package_model::release::parse_json_record;
 use earthverse_package_model::RecordedRun;
+use rayon::prelude::*;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -92,56 +93,65 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 pub fn find_runs(dir: &Path) -> Result<Vec<RunFile>> {
     let mut paths = Vec::new();
     walk(dir, &mut paths)?;
-    let mut runs = Vec::new();
-    for path in paths {
-        let bytes = std::fs::read(&path).map_err(|source| JudgeError::Io {
-            path: path.clone(),
-            source,
-        })?;
-        // The top-level keys only, values skipped: no document is built.
-        let keys = match serde_json::from_slice::<BTreeMap<String, IgnoredAny>>(&bytes) {
-            Ok(keys) => keys,
-            // Valid JSON that is not an object is not a run record.
-            Err(e) if e.classify() == serde_json::error::Category::Data => {
-                tracing::debug!(path = %path.display(), "not a JSON object; skipped");
-                continue;
-            }
-            Err(source) => {
-                return Err(JudgeError::Json {
-                    context: path.display().to_string(),
-                    source,
-                })
-            }
-        };
-        let has = |key: &str| keys.contains_key(key);
-        if !(has("task_id") && (has("final_answer") || has("diagnostics"))) {
-            tracing::debug!(path = %path.display(), "not a run record; skipped");
-            continue;
-        }
-        let record: RecordedRun =
-            parse_json_record(&path, &bytes).map_err(|e| JudgeError::BadInput {
-                what: "run",
-                id: path.display().to_string(),
-                field: e.field,
-                problem: e.message,
-            })?;
-        let run = RunContext::from_recorded_run(&record).map_err(|e| match e {
-            JudgeError::BadInput {
-                what,
-                field,
-                problem,
-                ..
-            } => JudgeError::BadInput {
-                what,
-                id: path.display().to_string(),
-                field,
-                problem,
-            },
-            other => other,
-        })?;
-        runs.push(RunFile { path, run });
+    // Files are read and parsed on all cores; the order, and so the error
+    // reported when several files are bad, stays the paths'.
+    let read: Vec<Result<Option<RunFile>>> = paths.into_par_iter().map(read_run_file).collect();
+    let mut runs = Vec::with_capacity(read.len());
+    for run in read {
+        runs.extend(run?);
     }
     Ok(runs)
+}
+
+/// Reads one JSON file of a runs directory: `None` when it is not a run
+/// record.
+fn read_run_file(path: PathBuf) -> Result<Option<RunFile>> {
+    let bytes = std::fs::read(&path).map_err(|source| JudgeError::Io {
+        path: path.clone(),
+        source,
+    })?;
+    // The top-level keys only, values skipped: no document is built.
+    let keys = match serde_json::from_slice::<BTreeMap<String, IgnoredAny>>(&bytes) {
+        Ok(keys) => keys,
+        // Valid JSON that is not an object is not a run record.
+        Err(e) if e.classify() == serde_json::error::Category::Data => {
+            tracing::debug!(path = %path.display(), "not a JSON object; skipped");
+            return Ok(None);
+        }
+        Err(source) => {
+            return Err(JudgeError::Json {
+                context: path.display().to_string(),
+                source,
+            })
+        }
+    };
+    let has = |key: &str| keys.contains_key(key);
+    if !(has("task_id") && (has("final_answer") || has("diagnostics"))) {
+        tracing::debug!(path = %path.display(), "not a run record; skipped");
+        return Ok(None);
+    }
+    let record: RecordedRun =
+        parse_json_record(&path, &bytes).map_err(|e| JudgeError::BadInput {
+            what: "run",
+            id: path.display().to_string(),
+            field: e.field,
+            problem: e.message,
+        })?;
+    let run = RunContext::from_recorded_run(&record).map_err(|e| match e {
+        JudgeError::BadInput {
+            what,
+            field,
+            problem,
+            ..
+        } => JudgeError::BadInput {
+            what,
+            id: path.display().to_string(),
+            field,
+            problem,
+        },
+        other => other,
+    })?;
+    Ok(Some(RunFile { path, run }))
 }
 
 /// Reads the records already in a JSONL output (for resuming). A truncated
