@@ -10,6 +10,7 @@ use earthverse_rubric_judge::{
     Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache, LlmJudge, RecordWriter,
     UnitReading,
 };
+use rayon::prelude::*;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -108,6 +109,11 @@ fn print_agreement(name: &str, a: &Agreement) {
     );
 }
 
+/// Runs scored together by the deterministic judge before their records
+/// are written: large enough to keep every core busy, small enough that a
+/// killed run loses little work.
+const DETERMINISTIC_BATCH: usize = 64;
+
 /// Runs `earthverse score`.
 pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let reading = match args.units.as_str() {
@@ -150,7 +156,6 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let todo: Vec<_> = runs
         .iter()
         .filter(|rf| !done.contains(&(rf.run.task_id.clone(), rf.run.system.clone())))
-        .cloned()
         .collect();
     eprintln!(
         "score: {} runs found, {} already in {}, {} to score with judge {}",
@@ -164,11 +169,18 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     match model {
         None => {
             let scorer = AnswerUnitsScorer { reading };
-            for rf in &todo {
-                let task = &tasks[&rf.run.task_id];
-                let record = evaluate_deterministic(&scorer, task, &rf.run);
-                writer.write(&record)?;
-                records.push(record);
+            // Scoring is pure: each batch is scored on all cores, then its
+            // records are written in run order, so a killed run loses at most
+            // the batch in flight and resumes from the records on disk.
+            for batch in todo.chunks(DETERMINISTIC_BATCH) {
+                let scored: Vec<EvaluationRecord> = batch
+                    .par_iter()
+                    .map(|rf| evaluate_deterministic(&scorer, &tasks[&rf.run.task_id], &rf.run))
+                    .collect();
+                for record in scored {
+                    writer.write(&record)?;
+                    records.push(record);
+                }
             }
         }
         Some(model) => {
@@ -193,7 +205,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             let mut failures = 0usize;
             runtime.block_on(async {
                 let mut set = tokio::task::JoinSet::new();
-                let mut queue = todo.into_iter();
+                let mut queue = todo.into_iter().cloned();
                 loop {
                     while set.len() < jobs {
                         let Some(rf) = queue.next() else { break };

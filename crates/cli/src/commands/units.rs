@@ -10,6 +10,7 @@ use earthverse_answer_units::{
 use earthverse_package_model::{
     load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task, ToleranceRule,
 };
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -223,7 +224,7 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
     for task in release.tasks() {
         contexts.insert(task.task_id.as_str(), (task, context_for(task)?));
     }
-    // Scoring is pure: score the runs on all cores, in order-preserving chunks.
+    // Scoring is pure: the runs are scored on all cores, in order.
     let mut known = Vec::with_capacity(entries.len());
     for entry in &entries {
         match contexts.get(entry.answer.task_id.as_str()) {
@@ -235,28 +236,11 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
             )),
         }
     }
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let chunk = known.len().div_ceil(workers).max(1);
     let with_ledger = args.ledger;
-    let runs: Vec<RunUnits> = std::thread::scope(|scope| {
-        let handles: Vec<_> = known
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(entry, task, ctx)| score_run(entry, task, ctx, with_ledger))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    });
+    let runs: Vec<RunUnits> = known
+        .par_iter()
+        .map(|(entry, task, ctx)| score_run(entry, task, ctx, with_ledger))
+        .collect();
     // Runs with a published score, as pairs, with the task of each.
     let pairs = |half: Option<&str>, reading: Reading| -> (Vec<RunPair>, Vec<&str>) {
         runs.iter()
