@@ -4,7 +4,10 @@
 //! 1. in process: load the release and the runs, score every run;
 //! 2. whole process: `earthverse units <dev> --runs <dev>/exploration --json`
 //!    (binary from `$EARTHVERSE_BIN`, default `target/release/earthverse`;
-//!    build it first with `cargo build --release -p earthverse-cli`);
+//!    build it first with `cargo build --release -p earthverse-cli`), and
+//!    `earthverse score --judge deterministic` over the same runs (every
+//!    tool call of every run read, U and the rubric approximation, records
+//!    written);
 //! 3. reference: Python reading the same JSON files and scoring every run
 //!    with the prototype's simplest rule (L0: exact key path and value) — a
 //!    lower bound of the prototype's own cost, since its full rule set does
@@ -160,6 +163,35 @@ fn main() {
         None
     };
 
+    // 2b. Whole process, the deterministic judge.
+    let score_whole = if bin.is_file() {
+        let out = std::env::temp_dir().join(format!("ev-bench-score-{}.jsonl", std::process::id()));
+        let (t, ok) = best_of(ROUNDS, || {
+            Command::new(&bin)
+                .arg("score")
+                .arg(&root)
+                .arg("--runs")
+                .arg(root.join("exploration/trajectories"))
+                .args(["--judge", "deterministic", "--restart", "--out"])
+                .arg(&out)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status()
+                .expect("earthverse runs")
+                .success()
+        });
+        assert!(ok, "earthverse score failed");
+        let records = std::fs::read_to_string(&out).map_or(0, |text| text.lines().count());
+        let _ = std::fs::remove_file(&out);
+        println!(
+            "whole process `earthverse score --judge deterministic`: {records} records, {:.3} s",
+            t.as_secs_f64()
+        );
+        Some(t)
+    } else {
+        None
+    };
+
     // 3. Python reference.
     let python = std::env::var("EARTHVERSE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
     let out = Command::new(&python)
@@ -182,6 +214,9 @@ fn main() {
             println!("ratio Python / in-process: {:.1}x", ratio(in_process));
             if let Some(t) = whole {
                 println!("ratio Python / whole process: {:.1}x", ratio(t));
+            }
+            if let Some(t) = score_whole {
+                println!("ratio Python / whole-process score: {:.1}x", ratio(t));
             }
         }
         Ok(out) => println!(
