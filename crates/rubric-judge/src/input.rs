@@ -10,6 +10,7 @@ use crate::record::{RunStatus, TaskLabels, TrajectoryFigures};
 use crate::rubric::Rubric;
 use earthverse_package_model::{RecordedRun, RunScores, Task};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// The task side of a judgement: metadata, question, ground truth, expert
@@ -133,14 +134,6 @@ impl TaskContext {
     /// keys in the typed record's order; [`TaskContext::from_task_json`]
     /// keeps the file's own key order instead.
     pub fn from_task(task: &Task) -> Result<Self> {
-        if task.task_id.is_empty() {
-            return Err(JudgeError::BadInput {
-                what: "task",
-                id: "?".into(),
-                field: "task_id".into(),
-                problem: "missing".into(),
-            });
-        }
         let mut ground_truth =
             serde_json::to_value(&task.ground_truth).map_err(|source| JudgeError::Json {
                 context: format!("task {} field `ground_truth`", task.task_id),
@@ -149,49 +142,58 @@ impl TaskContext {
         if let Value::Object(gt) = &mut ground_truth {
             gt.shift_remove("rubric");
         }
-        let mut metadata = Map::new();
-        let mut put = |key: &str, value: Option<Value>| {
-            if let Some(value) = value {
-                metadata.insert(key.to_string(), value);
-            }
-        };
-        let text = |s: &Option<String>| s.clone().map(Value::String);
-        put("task_id", Some(Value::String(task.task_id.clone())));
-        put("event_id", Some(Value::String(task.event_id.clone())));
-        put("title", text(&task.title));
-        put("event_name", text(&task.event_name));
-        put(
-            "hazard_family",
-            task.hazard_family
-                .as_ref()
-                .map(|h| Value::String(h.as_str().to_string())),
-        );
-        put("hazard_label", text(&task.hazard_label));
-        put("region", text(&task.region));
-        put("scale", text(&task.scale));
-        put("difficulty", text(&task.difficulty));
-        put(
-            "primary_dimension",
-            task.primary_dimension
-                .as_ref()
-                .map(|d| Value::String(d.as_str().to_string())),
-        );
-        put(
-            "dimensions",
-            task.dimensions.as_ref().map(|dims| {
-                Value::Array(
-                    dims.iter()
-                        .map(|d| Value::String(d.as_str().to_string()))
-                        .collect(),
-                )
-            }),
-        );
-        put("task_type", text(&task.task_type));
-        put("target_family", text(&task.target_family));
-        put(
-            "evaluation_mode",
-            text(&task.ground_truth.evaluation_mode_label),
-        );
+        Self::with_ground_truth(task, ground_truth)
+    }
+
+    /// Builds the task side from a release task JSON (`tasks/<id>.json`),
+    /// read through package-model's [`Task`]. A field that does not fit is an
+    /// error naming its JSON path. `<<GROUND_TRUTH>>` keeps the file's key
+    /// order, so the judge payload is the release's own text.
+    pub fn from_task_json(task: &Value) -> Result<Self> {
+        let typed: Task = typed_record(task, "task", &id_of(task))?;
+        let mut ground_truth = task.get("ground_truth").cloned().unwrap_or(Value::Null);
+        if let Value::Object(gt) = &mut ground_truth {
+            gt.shift_remove("rubric");
+        }
+        Self::with_ground_truth(&typed, ground_truth)
+    }
+
+    /// The task side of `task`, with `ground_truth` (the rubric taken out)
+    /// as the `<<GROUND_TRUTH>>` payload.
+    fn with_ground_truth(task: &Task, ground_truth: Value) -> Result<Self> {
+        if task.task_id.is_empty() {
+            return Err(JudgeError::BadInput {
+                what: "task",
+                id: "?".into(),
+                field: "task_id".into(),
+                problem: "missing".into(),
+            });
+        }
+        // Each present field as the release writes it (labels serialise as
+        // their text), in a fixed order.
+        let fields: [(&str, Option<Value>); 14] = [
+            ("task_id", json_of(&task.task_id)),
+            ("event_id", json_of(&task.event_id)),
+            ("title", json_of(&task.title)),
+            ("event_name", json_of(&task.event_name)),
+            ("hazard_family", json_of(&task.hazard_family)),
+            ("hazard_label", json_of(&task.hazard_label)),
+            ("region", json_of(&task.region)),
+            ("scale", json_of(&task.scale)),
+            ("difficulty", json_of(&task.difficulty)),
+            ("primary_dimension", json_of(&task.primary_dimension)),
+            ("dimensions", json_of(&task.dimensions)),
+            ("task_type", json_of(&task.task_type)),
+            ("target_family", json_of(&task.target_family)),
+            (
+                "evaluation_mode",
+                json_of(&task.ground_truth.evaluation_mode_label),
+            ),
+        ];
+        let metadata: Map<String, Value> = fields
+            .into_iter()
+            .filter_map(|(key, value)| Some((key.to_owned(), value?)))
+            .collect();
         let non_empty = |s: &Option<String>| s.clone().filter(|s| !s.is_empty());
         let labels = TaskLabels {
             event_id: Some(task.event_id.clone()).filter(|s| !s.is_empty()),
@@ -215,21 +217,12 @@ impl TaskContext {
             labels,
         })
     }
+}
 
-    /// Builds the task side from a release task JSON (`tasks/<id>.json`),
-    /// read through package-model's [`Task`]. A field that does not fit is an
-    /// error naming its JSON path. `<<GROUND_TRUTH>>` keeps the file's key
-    /// order, so the judge payload is the release's own text.
-    pub fn from_task_json(task: &Value) -> Result<Self> {
-        let typed: Task = typed_record(task, "task", &id_of(task))?;
-        let mut context = Self::from_task(&typed)?;
-        if let Some(Value::Object(gt)) = task.get("ground_truth") {
-            let mut gt = gt.clone();
-            gt.shift_remove("rubric");
-            context.ground_truth = Value::Object(gt);
-        }
-        Ok(context)
-    }
+/// A typed field as JSON; `None` for an absent one (an `Option` that is
+/// `None` serialises as null).
+fn json_of<T: Serialize>(field: &T) -> Option<Value> {
+    serde_json::to_value(field).ok().filter(|v| !v.is_null())
 }
 
 impl RunContext {

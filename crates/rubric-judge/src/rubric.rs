@@ -45,15 +45,15 @@ pub struct Criterion {
 }
 
 fn text_or_list<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-    Ok(joined_text(Value::deserialize(d)?))
+    Ok(joined_text(&Value::deserialize(d)?))
 }
 
 /// A criterion text that may be a string or a list of strings, as one
 /// string (list items joined with "; ").
-fn joined_text(value: Value) -> String {
+fn joined_text(value: &Value) -> String {
     match value {
         Value::Null => String::new(),
-        Value::String(s) => s,
+        Value::String(s) => s.clone(),
         Value::Array(items) => items
             .iter()
             .map(|v| match v {
@@ -75,7 +75,7 @@ impl From<&earthverse_package_model::Criterion> for Criterion {
             criterion
                 .extra
                 .get(key)
-                .map(|v| joined_text(v.clone()))
+                .map(joined_text)
                 .unwrap_or_default()
         };
         Criterion {
