@@ -23,8 +23,9 @@ use earthverse_answer_units::{
 };
 use earthverse_benches::{best_of, dev_slice, project_root};
 use earthverse_package_model::{load_recorded_runs, Release, Task};
-use std::path::PathBuf;
-use std::process::Command;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const ROUNDS: usize = 5;
@@ -78,6 +79,22 @@ fn scoring_context(task: &Task) -> ScoringContext {
         .expect("tolerances")
         .with_label_aliases(extract_label_aliases(&raw))
         .with_solution(task.solution.as_deref().unwrap_or_default())
+}
+
+/// Best of `ROUNDS` whole-process runs of `earthverse <args>`, output
+/// discarded; a failing run stops the benchmark.
+fn time_earthverse(bin: &Path, args: &[&OsStr]) -> Duration {
+    let (t, ok) = best_of(ROUNDS, || {
+        Command::new(bin)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("earthverse runs")
+            .success()
+    });
+    assert!(ok, "earthverse {args:?} failed");
+    t
 }
 
 fn main() {
@@ -137,19 +154,16 @@ fn main() {
         .map(PathBuf::from)
         .unwrap_or_else(|| project_root().join("target/release/earthverse"));
     let whole = if bin.is_file() {
-        let (t, ok) = best_of(ROUNDS, || {
-            Command::new(&bin)
-                .arg("units")
-                .arg(&root)
-                .arg("--runs")
-                .arg(root.join("exploration"))
-                .arg("--json")
-                .stdout(std::process::Stdio::null())
-                .status()
-                .expect("earthverse runs")
-                .success()
-        });
-        assert!(ok, "earthverse units failed");
+        let t = time_earthverse(
+            &bin,
+            &[
+                "units".as_ref(),
+                root.as_os_str(),
+                "--runs".as_ref(),
+                root.join("exploration").as_os_str(),
+                "--json".as_ref(),
+            ],
+        );
         println!(
             "whole process `earthverse units --runs --json`: {:.3} s (target < 0.5 s)",
             t.as_secs_f64()
@@ -166,21 +180,20 @@ fn main() {
     // 2b. Whole process, the deterministic judge.
     let score_whole = if bin.is_file() {
         let out = std::env::temp_dir().join(format!("ev-bench-score-{}.jsonl", std::process::id()));
-        let (t, ok) = best_of(ROUNDS, || {
-            Command::new(&bin)
-                .arg("score")
-                .arg(&root)
-                .arg("--runs")
-                .arg(root.join("exploration/trajectories"))
-                .args(["--judge", "deterministic", "--restart", "--out"])
-                .arg(&out)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .status()
-                .expect("earthverse runs")
-                .success()
-        });
-        assert!(ok, "earthverse score failed");
+        let t = time_earthverse(
+            &bin,
+            &[
+                "score".as_ref(),
+                root.as_os_str(),
+                "--runs".as_ref(),
+                root.join("exploration/trajectories").as_os_str(),
+                "--judge".as_ref(),
+                "deterministic".as_ref(),
+                "--restart".as_ref(),
+                "--out".as_ref(),
+                out.as_os_str(),
+            ],
+        );
         let records = std::fs::read_to_string(&out).map_or(0, |text| text.lines().count());
         let _ = std::fs::remove_file(&out);
         println!(
