@@ -48,7 +48,11 @@ impl AgentFactory for Factory {
             .append(true)
             .open(self.out.join("starts.log"))
             .map_err(|e| e.to_string())?;
-        writeln!(log, "{} {}", task.task_id, std::process::id()).map_err(|e| e.to_string())?;
+        // One write per line: with O_APPEND a single small write is atomic,
+        // while `writeln!` may write the pieces separately and interleave
+        // with another worker's line.
+        let line = format!("{} {}\n", task.task_id, std::process::id());
+        log.write_all(line.as_bytes()).map_err(|e| e.to_string())?;
         let script = ScriptedModel::from_texts(
             "slow-scripted",
             [
