@@ -17,15 +17,17 @@
 //!   `rename`) and `trajectory.json` last, so a `kill -9` loses at most the
 //!   tasks in flight, and a finished task is never run twice.
 //! - **Locks.** Before running a task, a process creates
-//!   `<task_id>.lock` with `O_CREAT|O_EXCL` (`create_new`) and writes its
-//!   pid, host name and start time into it; the lock is removed when the
+//!   `<task_id>.lock` holding its pid, host name and start time, in one
+//!   step: written beside it, then hard-linked into place (which fails if
+//!   the lock exists, like `O_CREAT|O_EXCL`), so a killed process never
+//!   leaves an empty lock behind; the lock is removed when the
 //!   task's record is written. Another process that finds the lock skips the
 //!   task (reported as `locked`). A lock is **stale** when its host is this
 //!   host and its pid no longer exists (`/proc/<pid>`), or when it is older
 //!   than `stale_lock_after` (default 2 h, above the 1,800 s task budget;
 //!   the only rule for locks written by other hosts), or when it is empty or
-//!   unreadable and older than 10 s (a process killed between creating and
-//!   writing it). A stale lock is taken over by renaming it away (atomic:
+//!   unreadable and older than 10 s (written in place where hard links are
+//!   not supported, by a process killed between creating and writing it). A stale lock is taken over by renaming it away (atomic:
 //!   one process wins), checking that the renamed file is the one judged
 //!   stale, and creating a fresh lock. A reused pid keeps a dead lock alive
 //!   until `stale_lock_after`.
@@ -82,6 +84,7 @@ use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -531,11 +534,14 @@ impl TaskLock {
         })
     }
 
+    /// Creates the lock with its content in one step: the content is
+    /// written to a file beside it, which is then hard-linked into place
+    /// (failing with `AlreadyExists` like `create_new`). A process killed at
+    /// any point leaves no lock or a complete one, never an empty lock that
+    /// a restart right after the kill would have to respect for 10 s. Where
+    /// hard links are not supported the lock is created and written in place.
     fn create(path: &Path, task_id: &str) -> std::io::Result<Self> {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)?;
+        static STAGED: AtomicU64 = AtomicU64::new(0);
         let info = LockInfo {
             pid: std::process::id(),
             host: host_name(),
@@ -543,8 +549,25 @@ impl TaskLock {
             task_id: task_id.to_string(),
         };
         let text = serde_json::to_string(&info).unwrap_or_default();
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
+        let staging = path.with_extension(format!(
+            "lock.new.{}.{}",
+            std::process::id(),
+            STAGED.fetch_add(1, Ordering::Relaxed)
+        ));
+        write_synced(&mut std::fs::File::create(&staging)?, &text)?;
+        let linked = std::fs::hard_link(&staging, path);
+        let _ = std::fs::remove_file(&staging);
+        match linked {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(e),
+            Err(_) => {
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(path)?;
+                write_synced(&mut file, &text)?;
+            }
+        }
         Ok(Self {
             path: path.to_path_buf(),
         })
@@ -575,6 +598,11 @@ impl TaskLock {
     }
 }
 
+fn write_synced(file: &mut std::fs::File, text: &str) -> std::io::Result<()> {
+    file.write_all(text.as_bytes())?;
+    file.sync_all()
+}
+
 impl Drop for TaskLock {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
@@ -602,6 +630,26 @@ mod tests {
         assert!("x".parse::<Shard>().is_err());
         // Known FNV-1a vector.
         assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+    }
+
+    #[test]
+    fn a_lock_appears_with_its_content_and_leaves_no_staging_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("T.lock");
+        let lock = TaskLock::acquire(&path, "T", Duration::from_secs(60)).unwrap();
+        let info: LockInfo =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!((info.pid, info.task_id.as_str()), (std::process::id(), "T"));
+        // A second attempt fails as `create_new` would, and cleans up too.
+        let err = TaskLock::create(&path, "T").unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["T.lock"]);
+        drop(lock);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]
