@@ -3,8 +3,10 @@
 //! Answer units (paper §3.3, §4.1): every scalar leaf of a task's
 //! `primary_gt` is a unit. This crate decomposes the ground truth into units
 //! ([`decompose`], [`count_units`]), reads a final answer of any shape
-//! ([`parse_answer`]), matches unit by unit with documented rules and
-//! tolerances ([`score_answer`]) and explains every decision in a ledger
+//! ([`parse_answer`]; a run that ended on a pending `python_exec` call
+//! is read as the variables its code computes, [`read_code`]), matches
+//! unit by unit with documented rules and tolerances ([`score_answer`])
+//! and explains every decision in a ledger
 //! ([`UnitLedgerEntry`]). Two readings of U come from one reference: over
 //! all units (`u_all`) and over the units the question asks for
 //! (`u_required`). [`score_task`] also scores the answer against the
@@ -30,6 +32,7 @@
 #![deny(missing_docs)]
 
 mod agreement;
+mod code_reading;
 mod context;
 mod count;
 mod error;
@@ -45,6 +48,7 @@ pub use agreement::{
     agreement, is_tuning_event, pearson, spearman, system_gap_noise, Agreement, RunPair,
     SystemAgreement, SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP,
 };
+pub use code_reading::{pending_python_code, read_code, CodeReading, SkippedStatement};
 pub use context::{extract_label_aliases, extract_tolerances, ScoringContext};
 pub use count::count_units;
 pub use error::{Error, Result};

@@ -8,6 +8,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::code_reading::{pending_python_code, read_code};
+
 /// How the final answer was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -29,6 +31,10 @@ pub enum AnswerShape {
     Scalar,
     /// Nothing at all (empty string).
     Empty,
+    /// A pending `python_exec` call recorded as the final answer: its code
+    /// is read without running it ([`crate::read_code`]) and the variables
+    /// it computes are scored as the answer's fields.
+    PendingCode,
 }
 
 /// What the parser did with the answer.
@@ -170,6 +176,24 @@ fn parse_text_inner(text: &str, unwraps: usize) -> ParsedAnswer {
 }
 
 fn structured(value: Value, shape: AnswerShape) -> ParsedAnswer {
+    if let Some(code) = value.as_object().and_then(pending_python_code) {
+        let reading = read_code(code);
+        return ParsedAnswer {
+            json: Some(Value::Object(reading.bindings)),
+            text: String::new(),
+            report: ParseReport {
+                shape: AnswerShape::PendingCode,
+                // The statements not evaluated stay visible, as prose does.
+                remainder: reading
+                    .skipped
+                    .iter()
+                    .map(|skipped| skipped.statement.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                answer_bytes: code.len(),
+            },
+        };
+    }
     ParsedAnswer {
         json: Some(value),
         text: String::new(),

@@ -2,9 +2,9 @@
 //! one `check` helper, and property tests of the scorer and the parser.
 
 use earthverse_answer_units::{
-    count_units, decompose, extract_label_aliases, parse_answer_text, score_answer,
-    score_answer_text, score_task, solution_final_answer, AnswerShape, JudgeReference,
-    ScoringContext, UnitScore,
+    count_units, decompose, extract_label_aliases, parse_answer, parse_answer_text, read_code,
+    score_answer, score_answer_text, score_task, solution_final_answer, AnswerShape,
+    JudgeReference, ScoringContext, UnitScore,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -620,6 +620,21 @@ proptest! {
         let gt = json!({"a": 1.5, "rows": [{"x": 1}, {"x": 2}], "c": ["p", "q"]});
         let score = score_answer_text(&gt, &text, &ScoringContext::new("a rows x c"));
         prop_assert!((0.0..=100.0).contains(&score.u_required));
+    }
+
+    #[test]
+    fn python_like_code_never_panics(
+        code in "([a-z]{1,3}|[0-9.e_]{1,4}|[-+*/%<>=!(),:.\\[\\]{}'\"#]|\\*\\*|//|==| |\n|\n    |if |else|elif |def |return |for |in |and |or |not |round|max|date)*"
+    ) {
+        let reading = read_code(&code);
+        prop_assert!(reading.skipped.iter().all(|s| s.statement.len() <= code.len()));
+        let answer = json!({"action": "python_exec", "code": code});
+        let parsed = parse_answer(&answer);
+        prop_assert_eq!(parsed.report.shape, AnswerShape::PendingCode);
+        prop_assert!(parsed.report.remainder.len() <= code.len());
+        let gt = json!({"a": 1.5, "b": "label"});
+        let score = score_answer(&gt, &answer, &ScoringContext::new("a b"));
+        prop_assert!((0.0..=100.0).contains(&score.u_all));
     }
 
     #[test]
