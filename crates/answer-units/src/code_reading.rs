@@ -1021,42 +1021,34 @@ impl Parser {
         }
     }
 
-    fn sum(&mut self) -> Result<Expr, String> {
-        let mut left = self.term()?;
+    /// One left-associative level of binary operators: `next (op next)*`.
+    fn left_assoc(
+        &mut self,
+        ops: &[(&str, BinOp)],
+        next: fn(&mut Self) -> Result<Expr, String>,
+    ) -> Result<Expr, String> {
+        let mut left = next(self)?;
         let mut links = 0;
-        loop {
-            let op = if self.eat_op("+") {
-                BinOp::Add
-            } else if self.eat_op("-") {
-                BinOp::Sub
-            } else {
-                return Ok(left);
-            };
+        while let Some(&(_, op)) = ops.iter().find(|(text, _)| self.eat_op(text)) {
             self.link(&mut links)?;
-            let right = self.term()?;
+            let right = next(self)?;
             left = Expr::Bin(op, Box::new(left), Box::new(right));
         }
+        Ok(left)
+    }
+
+    fn sum(&mut self) -> Result<Expr, String> {
+        self.left_assoc(&[("+", BinOp::Add), ("-", BinOp::Sub)], Self::term)
     }
 
     fn term(&mut self) -> Result<Expr, String> {
-        let mut left = self.unary()?;
-        let mut links = 0;
-        loop {
-            let op = if self.eat_op("*") {
-                BinOp::Mul
-            } else if self.eat_op("/") {
-                BinOp::Div
-            } else if self.eat_op("//") {
-                BinOp::FloorDiv
-            } else if self.eat_op("%") {
-                BinOp::Mod
-            } else {
-                return Ok(left);
-            };
-            self.link(&mut links)?;
-            let right = self.unary()?;
-            left = Expr::Bin(op, Box::new(left), Box::new(right));
-        }
+        let ops = [
+            ("*", BinOp::Mul),
+            ("/", BinOp::Div),
+            ("//", BinOp::FloorDiv),
+            ("%", BinOp::Mod),
+        ];
+        self.left_assoc(&ops, Self::unary)
     }
 
     fn unary(&mut self) -> Result<Expr, String> {
