@@ -261,26 +261,16 @@ fn leaderboard_section(page: &mut String, rows: &[LeaderboardRow]) {
          <th>Python</th><th>Latency (s)</th><th>Tokens (k)</th></tr>",
     );
     for r in rows {
-        let _ = write!(
-            page,
-            "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td><td><b>{:.2}</b></td>\
-             <td>{:.2}</td><td>{:.2}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
-             <td>{}</td><td>{}</td></tr>",
-            escape(&r.system),
-            r.runs,
-            r.answer,
-            r.process,
-            r.core,
-            r.strict95,
-            r.unit_acc,
-            opt(r.rounds, 2),
-            opt(r.tool_calls, 2),
-            opt(r.reads, 2),
-            opt(r.files, 2),
-            opt(r.python, 2),
-            opt(r.latency_s, 0),
-            opt(r.tokens.map(|t| t / 1e3), 1),
-        );
+        page.push_str("<tr>");
+        for (column, cell) in r.cells("–").iter().enumerate() {
+            // Core (column 4) is the headline score, in bold.
+            if column == 4 {
+                let _ = write!(page, "<td><b>{}</b></td>", escape(cell));
+            } else {
+                let _ = write!(page, "<td>{}</td>", escape(cell));
+            }
+        }
+        page.push_str("</tr>");
     }
     page.push_str("</table></section>\n");
 }

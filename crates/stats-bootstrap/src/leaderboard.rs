@@ -45,6 +45,39 @@ pub struct LeaderboardRow {
     pub cost_usd: Option<f64>,
 }
 
+impl LeaderboardRow {
+    /// Number of cells in [`LeaderboardRow::cells`].
+    pub const CELLS: usize = 14;
+
+    /// The row's cells in Table 2's column order: system, runs, answer,
+    /// process, Core, Strict@95 (%), unit accuracy, rounds, tool calls,
+    /// reads, files, Python calls, latency (s), tokens (k). Scores and
+    /// means have two decimals, latency none, tokens are in thousands with
+    /// one; a mean that no run recorded is `missing`. The CLI's text table
+    /// and the HTML report both print these, so the two cannot drift.
+    pub fn cells(&self, missing: &str) -> [String; Self::CELLS] {
+        let mean = |value: Option<f64>, digits: usize| {
+            value.map_or_else(|| missing.to_owned(), |v| format!("{v:.digits$}"))
+        };
+        [
+            self.system.clone(),
+            self.runs.to_string(),
+            format!("{:.2}", self.answer),
+            format!("{:.2}", self.process),
+            format!("{:.2}", self.core),
+            format!("{:.2}", self.strict95),
+            format!("{:.2}", self.unit_acc),
+            mean(self.rounds, 2),
+            mean(self.tool_calls, 2),
+            mean(self.reads, 2),
+            mean(self.files, 2),
+            mean(self.python, 2),
+            mean(self.latency_s, 0),
+            mean(self.tokens.map(|t| t / 1e3), 1),
+        ]
+    }
+}
+
 /// Groups outcomes by system, keeping systems in first-seen order.
 ///
 /// # Errors

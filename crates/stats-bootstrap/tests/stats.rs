@@ -72,6 +72,29 @@ fn leaderboard_rows_match_hand_computed_means_with_failures_in_the_denominator()
 }
 
 #[test]
+fn leaderboard_cells_follow_table_2_and_mark_missing_means() {
+    let mut outcomes = vec![
+        outcome("a", "t1", 100.0, 100.0, 90.0),
+        outcome("a", "t2", 80.0, 50.0, 70.0),
+    ];
+    outcomes[0].trajectory.tokens = Some(1000.0);
+    outcomes[1].trajectory.tokens = Some(3500.0);
+    outcomes[0].trajectory.latency_s = Some(10.4);
+    outcomes[1].trajectory.latency_s = Some(20.0);
+    let rows = leaderboard(&outcomes).unwrap();
+    let cells = rows[0].cells("-");
+    // (100 + 50) / 2 = 75 answer, (90 + 70) / 2 = 80 process, Core 77.5,
+    // one of two tasks at U >= 95, U mean 75, latency 15.2 s, 2.25 k tokens.
+    assert_eq!(
+        cells,
+        [
+            "a", "2", "75.00", "80.00", "77.50", "50.00", "75.00", "-", "-", "-", "-", "-", "15",
+            "2.2"
+        ]
+    );
+}
+
+#[test]
 fn duplicate_outcomes_are_an_error() {
     let outcomes = vec![
         outcome("a", "t1", 1.0, 1.0, 1.0),

@@ -685,15 +685,7 @@ fn emit(text: &str) -> anyhow::Result<()> {
 }
 
 fn print_leaderboard(out: &mut String, rows: &[LeaderboardRow]) {
-    let width = rows
-        .iter()
-        .map(|r| r.system.len())
-        .max()
-        .unwrap_or(6)
-        .max(6);
-    let _ = writeln!(
-        out,
-        "{:<width$} {:>5} {:>7} {:>7} {:>7} {:>9} {:>8} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8}",
+    const HEADERS: [&str; LeaderboardRow::CELLS] = [
         "System",
         "Runs",
         "Answer",
@@ -707,27 +699,27 @@ fn print_leaderboard(out: &mut String, rows: &[LeaderboardRow]) {
         "Files",
         "Python",
         "Latency",
-        "Tokens(k)"
-    );
+        "Tokens(k)",
+    ];
+    // Widths of the numeric columns (right-aligned); the system column
+    // is as wide as the longest name.
+    const WIDTHS: [usize; LeaderboardRow::CELLS] = [0, 5, 7, 7, 7, 9, 8, 7, 6, 6, 6, 6, 8, 8];
+    let system_width = rows
+        .iter()
+        .map(|r| r.system.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut line = |cells: &[String]| {
+        let _ = write!(out, "{:<system_width$}", cells[0]);
+        for (cell, width) in cells.iter().zip(WIDTHS).skip(1) {
+            let _ = write!(out, " {cell:>width$}");
+        }
+        out.push('\n');
+    };
+    line(&HEADERS.map(str::to_owned));
     for r in rows {
-        let _ = writeln!(
-            out,
-            "{:<width$} {:>5} {:>7.2} {:>7.2} {:>7.2} {:>9.2} {:>8.2} {:>7} {:>6} {:>6} {:>6} {:>6} {:>8} {:>8}",
-            r.system,
-            r.runs,
-            r.answer,
-            r.process,
-            r.core,
-            r.strict95,
-            r.unit_acc,
-            f2(r.rounds, 2),
-            f2(r.tool_calls, 2),
-            f2(r.reads, 2),
-            f2(r.files, 2),
-            f2(r.python, 2),
-            f2(r.latency_s, 0),
-            f2(r.tokens.map(|t| t / 1e3), 1),
-        );
+        line(&r.cells("-"));
     }
 }
 
