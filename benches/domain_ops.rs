@@ -27,6 +27,31 @@ fn small() -> bool {
     std::env::var_os("EV_BENCH_SMALL").is_some()
 }
 
+/// The inputs' sizes and package-relative paths. The names carry the
+/// sizes, so a quick run never reuses a full run's files or the reverse
+/// (both stay under `target/bench-data/`).
+struct Inputs {
+    raster_side: usize,
+    grid: [usize; 3],
+    raster: String,
+    netcdf: String,
+}
+
+fn inputs() -> Inputs {
+    let (raster_side, grid) = if small() {
+        (1000, [36, 720, 144])
+    } else {
+        (10_000, [365, 720, 1440])
+    };
+    let [nt, ny, nx] = grid;
+    Inputs {
+        raster_side,
+        grid,
+        raster: format!("data/raster_{raster_side}x{raster_side}.tif"),
+        netcdf: format!("data/grid_{nt}x{ny}x{nx}.nc"),
+    }
+}
+
 fn make_geotiff(path: &Path, n: usize) {
     if path.exists() {
         return;
@@ -131,10 +156,10 @@ fn main() {
     let argv: Vec<String> = std::env::args().collect();
     if argv.get(1).map(String::as_str) == Some("--child") {
         match argv[2].as_str() {
-            "raster" => child("raster_band_stats", json!({"path": "data/big.tif"})),
+            "raster" => child("raster_band_stats", json!({"path": inputs().raster})),
             _ => child(
                 "netcdf_time_stat",
-                json!({"path": "data/big.nc", "variable": "t2m", "stat": "mean"}),
+                json!({"path": inputs().netcdf, "variable": "t2m", "stat": "mean"}),
             ),
         }
         return;
@@ -143,14 +168,11 @@ fn main() {
         return;
     }
     let dir = data_dir();
-    let (n, nt, ny, nx) = if small() {
-        (1000, 36, 720, 144)
-    } else {
-        (10_000, 365, 720, 1440)
-    };
-    let tif = dir.join("PKG/data/big.tif");
-    let nc = dir.join("PKG/data/big.nc");
-    make_geotiff(&tif, n);
+    let inputs = inputs();
+    let tif = dir.join("PKG").join(&inputs.raster);
+    let nc = dir.join("PKG").join(&inputs.netcdf);
+    make_geotiff(&tif, inputs.raster_side);
+    let [nt, ny, nx] = inputs.grid;
     make_netcdf(&nc, nt, ny, nx);
     let me = std::env::current_exe().expect("exe");
     println!(
