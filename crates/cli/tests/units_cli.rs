@@ -273,3 +273,64 @@ fn unreadable_runs_are_listed_with_their_file_and_field_and_the_rest_scored() {
     assert!(skipped[0].contains("broken.json"), "{}", skipped[0]);
     assert!(skipped[0].contains("field `task_id`"), "{}", skipped[0]);
 }
+
+#[test]
+fn a_run_ending_on_a_pending_python_exec_call_is_scored_by_what_its_code_computes() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = dir.path().join("release");
+    earthverse_testkit::copy_fixture_release(&release);
+    let task: Value =
+        serde_json::from_slice(&std::fs::read(release.join("tasks/FIX-001_Q1.json")).unwrap())
+            .unwrap();
+    // The task's top-level scalar fields, once as an object and once as the
+    // code of a pending call that assigns each (plus a loop it cannot read).
+    let mut fields = serde_json::Map::new();
+    let mut code = String::from("import math\n");
+    for (key, value) in task["ground_truth"]["primary_gt"].as_object().unwrap() {
+        let literal = match value {
+            Value::Number(_) | Value::String(_) => value.to_string(),
+            Value::Bool(true) => "True".to_owned(),
+            Value::Bool(false) => "False".to_owned(),
+            _ => continue,
+        };
+        code.push_str(&format!("{key} = {literal}\n"));
+        fields.insert(key.clone(), value.clone());
+    }
+    assert!(
+        fields.len() >= 3,
+        "FIX-001_Q1 has scalar fields: {fields:?}"
+    );
+    code.push_str("for day in days:\n    total = total + day\n");
+    let run_path = release.join("exploration/trajectories/fixture-careful-agent/FIX-001_Q1.json");
+    let mut run: Value = serde_json::from_slice(&std::fs::read(&run_path).unwrap()).unwrap();
+    let mut score_with = |final_answer: Value| -> Value {
+        run["final_answer"] = final_answer;
+        std::fs::write(&run_path, serde_json::to_vec(&run).unwrap()).unwrap();
+        let runs_dir = release.join("exploration");
+        let report = units_json_at(
+            &release,
+            &["--runs", runs_dir.to_str().unwrap(), "--ledger"],
+        );
+        report["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["system"] == "fixture-careful-agent" && r["task_id"] == "FIX-001_Q1")
+            .cloned()
+            .unwrap()
+    };
+    let as_object = score_with(Value::Object(fields));
+    let as_code = score_with(serde_json::json!({
+        "action": "tool_call",
+        "tool": "python_exec",
+        "args": {"code": code},
+        "reason": "compute the answer"
+    }));
+    assert_eq!(as_code["parse_shape"], "pending_code");
+    assert_eq!(as_object["parse_shape"], "object");
+    assert_eq!(as_code["parse_remainder"], "for day in days:");
+    for reading in ["u_judge", "u_required", "u_all", "units_matched"] {
+        assert_eq!(as_code[reading], as_object[reading], "{reading}");
+    }
+    assert!(as_code["units_matched"].as_u64().unwrap() >= 3);
+}

@@ -4,8 +4,8 @@
 use anyhow::Context;
 use earthverse_answer_units::{
     agreement, count_units, decompose, extract_label_aliases, extract_tolerances, is_tuning_event,
-    score_task, strict_at_95, system_gap_noise, Agreement, JudgeReference, RunPair, ScoringContext,
-    SystemGapNoise, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
+    score_task, strict_at_95, system_gap_noise, Agreement, AnswerShape, JudgeReference, RunPair,
+    ScoringContext, SystemGapNoise, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task, ToleranceRule,
@@ -78,6 +78,11 @@ struct RunUnits {
     published_units_total: Option<u64>,
     published_units_correct: Option<u64>,
     parse_shape: earthverse_answer_units::AnswerShape,
+    /// What the parser did not read as JSON (prose around it, or the
+    /// statements of a pending `python_exec` call it did not evaluate);
+    /// with `--ledger`, when not empty.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parse_remainder: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ledger: Option<Vec<UnitLedgerEntry>>,
     /// The ledger against the solution's Final Answer (with `--ledger`).
@@ -344,6 +349,7 @@ fn score_run(
         published_units_total: scores.answer_units_total,
         published_units_correct: scores.answer_units_correct,
         parse_shape: score.parse.shape,
+        parse_remainder: Some(score.parse.remainder).filter(|r| with_ledger && !r.is_empty()),
         ledger: with_ledger.then_some(score.ledger),
         solution_ledger: solution.filter(|_| with_ledger).map(|s| s.ledger),
     }
@@ -394,6 +400,17 @@ fn print_runs(report: &RunsReport, ledger: bool) {
         );
         if !ledger {
             continue;
+        }
+        if r.parse_shape == AnswerShape::PendingCode {
+            println!(
+                "  answer: a pending python_exec call, scored by the variables its code computes"
+            );
+            if let Some(remainder) = &r.parse_remainder {
+                println!("  statements not evaluated:");
+                for statement in remainder.lines() {
+                    println!("    {statement}");
+                }
+            }
         }
         let ledgers = [
             ("primary_gt", r.ledger.as_ref()),
