@@ -1688,6 +1688,14 @@ impl Interp {
                 if args.len() > def.params.len() {
                     return Err(format!("{}: too many arguments", def.name));
                 }
+                // Python's TypeError: an unknown keyword, or one that repeats
+                // a positional argument.
+                for (key, _) in &kwargs {
+                    let position = def.params.iter().position(|(name, _)| name == key);
+                    if position.is_none_or(|p| p < args.len()) {
+                        return Err(format!("{}: unexpected keyword `{key}`", def.name));
+                    }
+                }
                 let mut local = Scope::default();
                 let mut args = args.into_iter();
                 for (name, default) in &def.params {
@@ -1802,11 +1810,25 @@ fn library_call(name: &str, mut args: Vec<Val>, kwargs: &[(String, Val)]) -> Res
     };
     let short = name.rsplit('.').next().unwrap_or(name);
     let module = name.rsplit_once('.').map_or("", |(m, _)| m);
-    let module = match module {
-        "np" => "numpy",
-        "dt" => "datetime",
-        other => other,
+    // A keyword this reading ignores could change the result (`max(a, b,
+    // key=abs)`), so any other keyword is refused.
+    let keywords: &[&str] = match short {
+        "round" => &["ndigits", "decimals"],
+        "date" | "datetime" => &["year", "month", "day", "hour", "minute", "second"],
+        "timedelta" => &[
+            "days",
+            "seconds",
+            "microseconds",
+            "milliseconds",
+            "minutes",
+            "hours",
+            "weeks",
+        ],
+        _ => &[],
     };
+    if let Some((key, _)) = kwargs.iter().find(|(k, _)| !keywords.contains(&k.as_str())) {
+        return Err(format!("{name}: keyword `{key}` is not read"));
+    }
     match (module, short) {
         ("builtins", "round") | ("numpy", "round") => {
             let x = arg(0)?;
