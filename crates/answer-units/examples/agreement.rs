@@ -231,6 +231,7 @@ fn rules_from_env() -> Result<Rules, Box<dyn std::error::Error>> {
             "group_depth" => rules.group_depth = value.parse()?,
             "canonical_labels_exact" => rules.canonical_labels_exact = value.parse()?,
             "template_keys_from_gt" => rules.template_keys_from_gt = value.parse()?,
+            "key_word_subset" => rules.key_word_subset = value.parse()?,
             other => return Err(format!("RULES: unknown rule {other}").into()),
         }
     }

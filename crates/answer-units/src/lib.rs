@@ -53,7 +53,7 @@ pub use context::{extract_label_aliases, extract_tolerances, ScoringContext};
 pub use count::count_units;
 pub use error::{Error, Result};
 pub use matching::Rules;
-pub use normalize::{normalize_key, normalize_text};
+pub use normalize::{key_meaning_words, normalize_key, normalize_text};
 pub use parse::{parse_answer, parse_answer_text, AnswerShape, ParseReport, ParsedAnswer};
 pub use score::{
     score_answer, score_answer_text, score_parsed, score_task, strict_at_95, JudgeReference,

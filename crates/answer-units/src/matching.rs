@@ -283,6 +283,13 @@ pub struct Rules {
     /// Final Answer lacks anywhere (an answer-template field the expert
     /// write-up left out, such as a required `reasoning_depth` addendum).
     pub template_keys_from_gt: bool,
+    /// When no key contains the ground truth's key as whole words, accept
+    /// the one key in scope whose meaning words hold all of the ground
+    /// truth key's ([`crate::key_meaning_words`]: unit words dropped,
+    /// common abbreviations spelled out), so `max_cm` finds
+    /// `maximum_hail_size` and `italy_share_pct` finds
+    /// `italy_share_of_giant_hail_reports`. Two or more such keys: none.
+    pub key_word_subset: bool,
 }
 
 impl Default for Rules {
@@ -306,6 +313,7 @@ impl Default for Rules {
             group_depth: 2,
             canonical_labels_exact: true,
             template_keys_from_gt: false,
+            key_word_subset: true,
         }
     }
 }

@@ -52,6 +52,56 @@ pub fn normalize_key(key: &str) -> String {
     out
 }
 
+/// The words of a normalised key that carry its meaning, for
+/// [`crate::Rules::key_word_subset`]: unit words (`cm`, `pct`, `km2`...)
+/// dropped, common abbreviations spelled out (`max` → `maximum`), and a
+/// plural `s` dropped from words of more than three letters.
+///
+/// ```
+/// use earthverse_answer_units::key_meaning_words;
+/// assert_eq!(key_meaning_words("max_hail_cm"), ["maximum", "hail"]);
+/// assert_eq!(key_meaning_words("italy_share_pct"), ["italy", "share"]);
+/// assert_eq!(key_meaning_words("injuries_per_reports"), ["injurie", "per", "report"]);
+/// ```
+pub fn key_meaning_words(key: &str) -> Vec<String> {
+    const UNIT_WORDS: &[&str] = &[
+        "cm", "mm", "km", "m", "km2", "m2", "m3", "s", "c", "f", "k", "pct", "percent", "hpa",
+        "mb", "kt", "kts", "mph", "kmh", "ft", "usd", "in",
+    ];
+    const SPELLED_OUT: &[(&str, &str)] = &[
+        ("max", "maximum"),
+        ("min", "minimum"),
+        ("avg", "mean"),
+        ("average", "mean"),
+        ("temp", "temperature"),
+        ("precip", "precipitation"),
+        ("num", "number"),
+        ("n", "number"),
+        ("approx", "approximate"),
+        ("est", "estimated"),
+        ("obs", "observed"),
+        ("prob", "probability"),
+        ("freq", "frequency"),
+        ("dist", "distance"),
+        ("dur", "duration"),
+        ("elev", "elevation"),
+    ];
+    normalize_key(key)
+        .split('_')
+        .filter(|w| !w.is_empty() && !UNIT_WORDS.contains(w))
+        .map(|w| {
+            let w = SPELLED_OUT
+                .iter()
+                .find(|(short, _)| *short == w)
+                .map_or(w, |(_, long)| long);
+            match w.strip_suffix('s') {
+                Some(stem) if w.len() > 3 && !stem.ends_with('s') => stem.to_owned(),
+                _ => w.to_owned(),
+            }
+        })
+        .collect()
+}
+
 /// Normalises free text for comparison: lowercase; `≥`/`>=` become ` ge `
 /// and `≤`/`<=` become ` le `; characters other than `[a-z0-9.%+-]` become
 /// spaces; `.`, `-` and `+` not next to a digit become spaces; runs of

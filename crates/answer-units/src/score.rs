@@ -36,7 +36,7 @@
 use crate::matching::{
     is_canonical_label, is_distinctive, match_scalar, Candidate, Expected, Mode, ProseText,
 };
-use crate::normalize::{contains_word, normalize_key, normalize_text};
+use crate::normalize::{contains_word, key_meaning_words, normalize_key, normalize_text};
 use crate::parse::{parse_answer, parse_answer_text, ParseReport, ParsedAnswer};
 use crate::units::{is_required, join_key, UnitKind, MAX_DEPTH, META_KEYS};
 use crate::values::number_parts;
@@ -603,6 +603,41 @@ impl<'a> Scorer<'a> {
                     {
                         out.push(i);
                     }
+                }
+            }
+        }
+        if out.is_empty() && self.ctx.rules.key_word_subset {
+            return self.word_subset_keys(key, scope);
+        }
+        sorted_unique(out)
+    }
+
+    /// [`Rules::key_word_subset`]: the nodes under the one key in `scope`
+    /// whose meaning words hold all of `key`'s. Nothing when no key or more
+    /// than one key qualifies.
+    fn word_subset_keys(&self, key: &str, scope: &[usize]) -> Vec<usize> {
+        let wanted = key_meaning_words(key);
+        if wanted.is_empty() || wanted.iter().map(String::len).sum::<usize>() < 4 {
+            return Vec::new();
+        }
+        let mut chosen: Option<&str> = None;
+        let mut out = Vec::new();
+        for &r in scope {
+            for i in r + 1..self.nodes[r].end {
+                let Some(k) = self.nodes[i].key.as_deref() else {
+                    continue;
+                };
+                if chosen == Some(k) {
+                    out.push(i);
+                    continue;
+                }
+                let words = key_meaning_words(k);
+                if wanted.iter().all(|w| words.contains(w)) {
+                    if chosen.is_some() {
+                        return Vec::new();
+                    }
+                    chosen = Some(k);
+                    out.push(i);
                 }
             }
         }

@@ -726,3 +726,57 @@ fn template_fields_the_solution_leaves_out_can_come_from_primary_gt() {
         .len();
     assert_eq!(ledger_len, 2);
 }
+
+#[test]
+fn keys_with_the_same_meaning_words_align() {
+    let q = "Return {\"hail_ledger\": {\"max_cm\", \"italy_share_pct\"}}";
+    let gt = json!({"hail_ledger": {"max_cm": 19, "italy_share_pct": 91.7}});
+    // The answer spells the keys out, with the unit in the value.
+    let answer = json!({"hail_ledger": {"maximum_hail_size": "19 cm",
+                                        "italy_share_of_giant_hail_reports": "91.7%"}});
+    let ctx = ScoringContext::new(q);
+    let score = score_answer(&gt, &answer, &ctx);
+    let found: Vec<_> = score
+        .ledger
+        .iter()
+        .map(|e| (e.path.as_str(), e.found_at.as_deref(), e.matched))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "hail_ledger.max_cm",
+                Some("$.hail_ledger.maximum_hail_size"),
+                true
+            ),
+            (
+                "hail_ledger.italy_share_pct",
+                Some("$.hail_ledger.italy_share_of_giant_hail_reports"),
+                true
+            ),
+        ],
+        "{:#?}",
+        score.ledger
+    );
+    // Without the rule neither key is aligned; 19 is too small a number to
+    // be looked for elsewhere, and 91.7 is found only as a stray value.
+    let mut off = ScoringContext::new(q);
+    off.rules.key_word_subset = false;
+    let before = score_answer(&gt, &answer, &off);
+    assert!(before
+        .ledger
+        .iter()
+        .all(|e| e.found_at.as_deref() != Some("$.hail_ledger.maximum_hail_size")));
+    assert!(before.u_required < score.u_required);
+    // Two answer keys that both hold the words: ambiguous, so neither is
+    // taken for `max_cm` (the wrong one would be as likely as the right).
+    let ambiguous = json!({"hail_ledger": {"maximum_hail_size": 19, "maximum_hail_depth": 7}});
+    let score = score_answer(&gt, &ambiguous, &ctx);
+    let max: Vec<_> = score
+        .ledger
+        .iter()
+        .filter(|e| e.path == "hail_ledger.max_cm")
+        .map(|e| (e.found_at.as_deref(), e.matched))
+        .collect();
+    assert_eq!(max, [(None, false)], "{:#?}", score.ledger);
+}
