@@ -3,10 +3,13 @@
 //! An answer may arrive as a JSON object, an array, a scalar, or a string
 //! that holds JSON (whole, inside a fenced block, or followed or preceded by
 //! prose) or only prose. [`parse_answer`] never panics and keeps whatever it
-//! could not read as JSON in [`ParseReport::remainder`].
+//! could not read as JSON in [`ParseReport::remainder`]. Object keys written
+//! as dotted paths (`"basin_metrics.below0_h": 12`) are read as the nested
+//! objects they name.
 
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 use crate::code_reading::{pending_python_code, read_code};
 
@@ -64,7 +67,23 @@ pub struct ParsedAnswer {
 const MAX_STRING_UNWRAP: usize = 3;
 
 /// Parses a final answer given as a JSON value (objects, arrays, strings and
-/// scalars are all accepted).
+/// scalars are all accepted). Keys written as dotted paths of identifiers
+/// are read as the nested objects they name, merged with what is already
+/// there; a file name (`report.json`), a number (`share_ge_0.5`) or a path
+/// that would overwrite a value stays a key:
+///
+/// ```
+/// use earthverse_answer_units::parse_answer;
+/// let parsed = parse_answer(&serde_json::json!(
+///     {"basin": {"snow_h": 30}, "basin.min_t_c": -12.5, "share_ge_0.5": 3}
+/// ));
+/// assert_eq!(
+///     parsed.json,
+///     Some(serde_json::json!({"basin": {"snow_h": 30, "min_t_c": -12.5}, "share_ge_0.5": 3}))
+/// );
+/// ```
+///
+/// Other shapes:
 ///
 /// ```
 /// use earthverse_answer_units::{parse_answer, AnswerShape};
@@ -76,7 +95,7 @@ const MAX_STRING_UNWRAP: usize = 3;
 /// ```
 pub fn parse_answer(answer: &Value) -> ParsedAnswer {
     match answer {
-        Value::Object(_) => structured(answer.clone(), AnswerShape::Object),
+        Value::Object(_) => structured(wrap_root(answer.clone()), AnswerShape::Object),
         Value::Array(_) => structured(wrap_root(answer.clone()), AnswerShape::Array),
         Value::String(text) => parse_answer_text(text),
         Value::Null | Value::Bool(_) | Value::Number(_) => {
@@ -205,15 +224,151 @@ fn structured(value: Value, shape: AnswerShape) -> ParsedAnswer {
     }
 }
 
+/// A structured answer ready for the scorer: an array is wrapped as
+/// `{"_root": [...]}`, and dotted-path keys are expanded.
 fn wrap_root(value: Value) -> Value {
-    match value {
-        Value::Array(_) => {
-            let mut map = serde_json::Map::new();
-            map.insert("_root".to_owned(), value);
+    match expand_dotted_keys(value, 0) {
+        Value::Array(items) => {
+            let mut map = Map::new();
+            map.insert("_root".to_owned(), Value::Array(items));
             Value::Object(map)
         }
         other => other,
     }
+}
+
+/// Depth below which dotted keys are expanded (deeper values are kept as
+/// they are, so hostile nesting costs nothing extra).
+const MAX_EXPAND_DEPTH: usize = 64;
+
+/// File extensions that make a dotted key a file name (`report.json`), not
+/// a path of keys.
+const FILE_EXTENSIONS: &[&str] = &[
+    "json", "geojson", "csv", "tsv", "txt", "md", "html", "htm", "xml", "pdf", "png", "jpg",
+    "jpeg", "tif", "tiff", "nc", "zip", "shp", "parquet", "py",
+];
+
+/// Reads object keys written as dotted paths as the nested objects they
+/// name: `{"basin_metrics.below0_h": 12}` is scored as
+/// `{"basin_metrics": {"below0_h": 12}}`, merged into an object already
+/// under `basin_metrics`. A key is a path only when every segment is an
+/// identifier (a letter or `_`, then letters, digits and `_`) and the last
+/// is not a file extension, so `dry_share_ge_0.5`, `report.json` and
+/// `data/a.json` stay keys. A path that would overwrite a value, or pass
+/// through one that is not an object, stays a key too.
+fn expand_dotted_keys(value: Value, depth: usize) -> Value {
+    if depth >= MAX_EXPAND_DEPTH {
+        return value;
+    }
+    match value {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            let mut paths = Vec::new();
+            for (key, item) in map {
+                let item = expand_dotted_keys(item, depth + 1);
+                if is_key_path(&key) {
+                    paths.push((key, item));
+                } else {
+                    out.insert(key, item);
+                }
+            }
+            for (key, item) in paths {
+                let segments: Vec<&str> = key.split('.').collect();
+                if let Err(item) = insert_path(&mut out, &segments, item) {
+                    out.insert(key, item);
+                }
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| expand_dotted_keys(item, depth + 1))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// A ground truth read the way answers are: dotted-path keys expanded, so
+/// that an answer equal to its ground truth still matches it key for key.
+/// Borrowed (no copy) when no key is a path, as in every task of the
+/// release's dev slice.
+pub(crate) fn ground_truth_with_key_paths_expanded(gt: &Value) -> Cow<'_, Value> {
+    fn has_key_path(value: &Value, depth: usize) -> bool {
+        depth < MAX_EXPAND_DEPTH
+            && match value {
+                Value::Object(map) => map
+                    .iter()
+                    .any(|(k, v)| is_key_path(k) || has_key_path(v, depth + 1)),
+                Value::Array(items) => items.iter().any(|v| has_key_path(v, depth + 1)),
+                _ => false,
+            }
+    }
+    if has_key_path(gt, 0) {
+        Cow::Owned(expand_dotted_keys(gt.clone(), 0))
+    } else {
+        Cow::Borrowed(gt)
+    }
+}
+
+fn is_key_path(key: &str) -> bool {
+    let identifier = |segment: &str| {
+        let mut chars = segment.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let segments: Vec<&str> = key.split('.').collect();
+    segments.len() >= 2
+        && segments.iter().all(|s| identifier(s))
+        && segments
+            .last()
+            .is_some_and(|last| !FILE_EXTENSIONS.contains(&last.to_ascii_lowercase().as_str()))
+}
+
+/// Puts `value` at `segments` under `map`, creating the objects on the
+/// way; gives the value back when a segment on the way is not an object or
+/// the last one is taken. Nothing is created when it gives the value back:
+/// a segment can only be missing after every earlier one existed.
+fn insert_path(map: &mut Map<String, Value>, segments: &[&str], value: Value) -> Result<(), Value> {
+    let Some((last, parents)) = segments.split_last() else {
+        return Err(value);
+    };
+    let blocked = {
+        let mut at = &*map;
+        let mut blocked = false;
+        for segment in parents {
+            match at.get(*segment) {
+                Some(Value::Object(inner)) => at = inner,
+                Some(_) => {
+                    blocked = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        blocked
+    };
+    if blocked {
+        return Err(value);
+    }
+    let mut at = map;
+    for segment in parents {
+        let entry = at
+            .entry((*segment).to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        match entry {
+            Value::Object(inner) => at = inner,
+            _ => return Err(value),
+        }
+    }
+    if at.contains_key(*last) {
+        return Err(value);
+    }
+    at.insert((*last).to_owned(), value);
+    Ok(())
 }
 
 /// Finds a fenced code block whose content is a JSON object or array.

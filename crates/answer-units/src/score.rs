@@ -474,8 +474,11 @@ impl<'a> Scorer<'a> {
         scorer
     }
 
-    /// Scores the indexed answer against one reference.
+    /// Scores the indexed answer against one reference (its dotted-path
+    /// keys read as the answer's are).
     fn score(&self, gt: &Value, report: &ParseReport) -> UnitScore {
+        let gt = crate::parse::ground_truth_with_key_paths_expanded(gt);
+        let gt = gt.as_ref();
         let root: Vec<usize> = if self.nodes.is_empty() {
             Vec::new()
         } else {

@@ -780,3 +780,89 @@ fn keys_with_the_same_meaning_words_align() {
         .collect();
     assert_eq!(max, [(None, false)], "{:#?}", score.ledger);
 }
+
+#[test]
+fn dotted_path_keys_read_as_nested_objects() {
+    let q = "Return {\"basin_metrics\": {\"below0_h\", \"snow_h\"}, \"source\"}";
+    let gt = json!({"basin_metrics": {"below0_h": 0, "snow_h": 3}, "source": "data/a/b.json"});
+    // The answer writes the nested keys as paths, one of them next to an
+    // object already under `basin_metrics`.
+    let answer = json!({"basin_metrics": {"snow_h": 3}, "basin_metrics.below0_h": 0,
+                        "source": "data/a/b.json"});
+    check(gt.clone(), answer, q, (100.0, 100.0));
+    // A path that would overwrite a value stays a key: `snow_h` keeps 3.
+    let answer = json!({"basin_metrics": {"snow_h": 3, "below0_h": 0}, "basin_metrics.snow_h": 9});
+    let parsed = parse_answer(&answer);
+    assert_eq!(
+        parsed.json,
+        Some(json!({"basin_metrics": {"snow_h": 3, "below0_h": 0}, "basin_metrics.snow_h": 9}))
+    );
+    // File names and numbers are not paths.
+    let answer = json!({"report.json": 1, "share_ge_0.5": 2, "data/a.json": 3, "a..b": 4});
+    assert_eq!(parse_answer(&answer).json, Some(answer.clone()));
+    // A ground truth with a dotted key is read the same way, so an answer
+    // equal to it still scores 100.
+    let gt = json!({"metrics.peak_c": 41.7, "metrics": {"days": 3}});
+    check(gt.clone(), gt, "metrics peak_c days", (100.0, 100.0));
+}
+
+/// Writes every object nested in an object as dotted-path keys of its
+/// parent (`{"a": {"b": 1}}` → `{"a.b": 1}`); arrays are kept, their
+/// elements flattened in turn. Empty objects are kept as values.
+fn flatten_key_paths(v: &Value) -> Value {
+    fn into(map: &Map<String, Value>, prefix: &str, out: &mut Map<String, Value>) {
+        for (k, v) in map {
+            let key = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            match v {
+                Value::Object(inner) if !inner.is_empty() => into(inner, &key, out),
+                other => {
+                    out.insert(key, flatten_key_paths(other));
+                }
+            }
+        }
+    }
+    match v {
+        Value::Object(map) => {
+            let mut out = Map::new();
+            into(map, "", &mut out);
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(flatten_key_paths).collect()),
+        other => other.clone(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// An answer whose nested objects are written as dotted-path keys
+    /// scores exactly as the nested answer.
+    #[test]
+    fn dotted_path_answers_score_as_nested_ones(
+        gt in ground_truth(),
+        mask in any::<u64>(),
+        edits in prop::collection::vec((any::<prop::sample::Index>(), leaf()), 0..4),
+    ) {
+        let ctx = ScoringContext::new(question_for(&gt, mask));
+        // A nested answer that differs from the ground truth at a few leaves.
+        let mut answer = gt.clone();
+        let mut paths = Vec::new();
+        leaf_paths(&gt, &mut Vec::new(), &mut paths);
+        for (index, value) in edits {
+            if paths.is_empty() {
+                break;
+            }
+            if let Some(leaf) = leaf_mut(&mut answer, &paths[index.index(paths.len())]) {
+                *leaf = value;
+            }
+        }
+        let nested = score_answer(&gt, &answer, &ctx);
+        let flat = score_answer(&gt, &flatten_key_paths(&answer), &ctx);
+        prop_assert_eq!(nested.u_all, flat.u_all, "{:#?}\n{:#?}", nested.ledger, flat.ledger);
+        prop_assert_eq!(nested.u_required, flat.u_required);
+    }
+}
