@@ -95,8 +95,8 @@ const MAX_STRING_UNWRAP: usize = 3;
 /// ```
 pub fn parse_answer(answer: &Value) -> ParsedAnswer {
     match answer {
-        Value::Object(_) => structured(wrap_root(answer.clone()), AnswerShape::Object),
-        Value::Array(_) => structured(wrap_root(answer.clone()), AnswerShape::Array),
+        Value::Object(_) => structured(structured_value(answer.clone()), AnswerShape::Object),
+        Value::Array(_) => structured(structured_value(answer.clone()), AnswerShape::Array),
         Value::String(text) => parse_answer_text(text),
         Value::Null | Value::Bool(_) | Value::Number(_) => {
             let text = answer.to_string();
@@ -146,7 +146,7 @@ fn parse_text_inner(text: &str, unwraps: usize) -> ParsedAnswer {
     if let Ok(value) = serde_json::from_str::<Value>(trimmed) {
         match value {
             Value::Object(_) | Value::Array(_) => {
-                let mut parsed = structured(wrap_root(value), AnswerShape::JsonString);
+                let mut parsed = structured(structured_value(value), AnswerShape::JsonString);
                 parsed.report.answer_bytes = answer_bytes;
                 return parsed;
             }
@@ -161,7 +161,7 @@ fn parse_text_inner(text: &str, unwraps: usize) -> ParsedAnswer {
     // 2. A fenced block: a ```json fence first, then any fence.
     if let Some((value, remainder)) = fenced_json(trimmed) {
         return ParsedAnswer {
-            json: Some(wrap_root(value)),
+            json: Some(structured_value(value)),
             text: trimmed.to_owned(),
             report: ParseReport {
                 shape: AnswerShape::FencedBlock,
@@ -173,7 +173,7 @@ fn parse_text_inner(text: &str, unwraps: usize) -> ParsedAnswer {
     // 3. The first complete JSON object (or array) inside prose.
     if let Some((value, remainder)) = embedded_json(trimmed) {
         return ParsedAnswer {
-            json: Some(wrap_root(value)),
+            json: Some(structured_value(value)),
             text: trimmed.to_owned(),
             report: ParseReport {
                 shape: AnswerShape::JsonWithProse,
@@ -226,7 +226,7 @@ fn structured(value: Value, shape: AnswerShape) -> ParsedAnswer {
 
 /// A structured answer ready for the scorer: an array is wrapped as
 /// `{"_root": [...]}`, and dotted-path keys are expanded.
-fn wrap_root(value: Value) -> Value {
+fn structured_value(value: Value) -> Value {
     match expand_dotted_keys(value, 0) {
         Value::Array(items) => {
             let mut map = Map::new();
@@ -330,30 +330,12 @@ fn is_key_path(key: &str) -> bool {
 
 /// Puts `value` at `segments` under `map`, creating the objects on the
 /// way; gives the value back when a segment on the way is not an object or
-/// the last one is taken. Nothing is created when it gives the value back:
-/// a segment can only be missing after every earlier one existed.
+/// the last one is taken. Nothing has been created when it gives the value
+/// back: once one segment is missing, every later one is a new object.
 fn insert_path(map: &mut Map<String, Value>, segments: &[&str], value: Value) -> Result<(), Value> {
     let Some((last, parents)) = segments.split_last() else {
         return Err(value);
     };
-    let blocked = {
-        let mut at = &*map;
-        let mut blocked = false;
-        for segment in parents {
-            match at.get(*segment) {
-                Some(Value::Object(inner)) => at = inner,
-                Some(_) => {
-                    blocked = true;
-                    break;
-                }
-                None => break,
-            }
-        }
-        blocked
-    };
-    if blocked {
-        return Err(value);
-    }
     let mut at = map;
     for segment in parents {
         let entry = at
