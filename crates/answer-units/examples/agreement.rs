@@ -232,6 +232,7 @@ fn rules_from_env() -> Result<Rules, Box<dyn std::error::Error>> {
             "canonical_labels_exact" => rules.canonical_labels_exact = value.parse()?,
             "template_keys_from_gt" => rules.template_keys_from_gt = value.parse()?,
             "key_word_subset" => rules.key_word_subset = value.parse()?,
+            "prose_numbers_by_key" => rules.prose_numbers_by_key = value.parse()?,
             other => return Err(format!("RULES: unknown rule {other}").into()),
         }
     }

@@ -22,10 +22,18 @@
 //! - **paths**: same path up to a package prefix, or the same file name.
 //! - **booleans**: `true`/`false`, `1`/`0`, pass/fail/yes/no words.
 //! - **null**: `null`, empty or n/a-like answers.
+//! - **prose answers**: distinctive numbers anywhere in the
+//!   text, strings as a phrase, long text by token recall ≥ 0.5; a small
+//!   whole number only after a mention of its key's meaning words
+//!   ([`Rules::prose_numbers_by_key`]: `Wind severity: 3`).
 
-use crate::normalize::{normalize_text, tokens, tokens_of_normalized, NOT_AVAILABLE};
+use crate::normalize::{
+    key_meaning_words, normalize_text, tokens, tokens_of_normalized, NOT_AVAILABLE,
+};
 use crate::units::{UnitKind, LONG_TEXT_TOKENS};
-use crate::values::{dates_in, is_path, number_tokens, number_with_unit, scalar_text};
+use crate::values::{
+    dates_in, is_path, number_spans, number_tokens, number_with_unit, scalar_text,
+};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -290,6 +298,13 @@ pub struct Rules {
     /// `maximum_hail_size` and `italy_share_pct` finds
     /// `italy_share_of_giant_hail_reports`. Two or more such keys: none.
     pub key_word_subset: bool,
+    /// In a prose answer, a number too common to be looked for anywhere
+    /// (a whole number below 100) is found when a clause (a line or a
+    /// sentence) names every meaning word of its ground-truth key
+    /// ([`crate::key_meaning_words`]) and holds the number: `Wind
+    /// severity: 3` for `score_ledger.wind`, `Total Index Score = 3 + 3 +
+    /// 3 + 3 = 12` for `total_index_score`.
+    pub prose_numbers_by_key: bool,
 }
 
 impl Default for Rules {
@@ -314,6 +329,7 @@ impl Default for Rules {
             canonical_labels_exact: true,
             template_keys_from_gt: false,
             key_word_subset: true,
+            prose_numbers_by_key: true,
         }
     }
 }
@@ -681,6 +697,18 @@ pub(crate) struct ProseText {
     normalized: String,
     numbers: Vec<f64>,
     tokens: HashSet<String>,
+    /// The text's clauses, split on first use ([`ProseText::find_by_key`]).
+    clauses: OnceCell<Vec<ProseClause>>,
+}
+
+/// A line or sentence of a prose answer, in order: its meaning words (as
+/// [`crate::key_meaning_words`] reads a key) and its numbers.
+type ProseClause = Vec<ClauseToken>;
+
+#[derive(Debug, Clone, PartialEq)]
+enum ClauseToken {
+    Word(String),
+    Number(f64),
 }
 
 impl ProseText {
@@ -690,7 +718,29 @@ impl ProseText {
             normalized: normalize_text(text),
             numbers: number_tokens(text),
             tokens: tokens(text).into_iter().collect(),
+            clauses: OnceCell::new(),
         }
+    }
+
+    /// [`Rules::prose_numbers_by_key`]: the number that follows a clause's
+    /// mention of every meaning word of `key` (the ground truth's key; for a
+    /// list element, its list's key), with at most [`KEY_VALUE_GAP`] words
+    /// between (`wind severity: 3`, `public-service exposure load 3`).
+    pub(crate) fn find_by_key(&self, expected: &Expected<'_>, key: &str) -> Option<String> {
+        let v = expected.value.as_f64()?;
+        let key_words: Vec<String> = key_meaning_words(key)
+            .into_iter()
+            .filter(|w| !w.bytes().all(|b| b.is_ascii_digit()))
+            .collect();
+        if key_words.is_empty() {
+            return None;
+        }
+        let clauses = self.clauses.get_or_init(|| prose_clauses(&self.raw));
+        clauses
+            .iter()
+            .flat_map(|clause| numbers_after_key(clause, &key_words))
+            .find_map(|y| numbers_match(v, y, expected.abs_tolerance, expected.half_unit, false))
+            .map(|r| format!("number in prose after `{key}`: {r}"))
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -741,6 +791,92 @@ impl ProseText {
             _ => None,
         }
     }
+}
+
+/// Words allowed between a key's mention in prose and its number
+/// (`severity`, `exposure load`, `is`...).
+const KEY_VALUE_GAP: usize = 3;
+
+/// The numbers that follow a mention of all `key_words` in `clause`: the
+/// key words within a run of `key_words.len() + KEY_VALUE_GAP` words, then
+/// at most [`KEY_VALUE_GAP`] words, then the number.
+fn numbers_after_key(clause: &[ClauseToken], key_words: &[String]) -> Vec<f64> {
+    let mut out = Vec::new();
+    for (start, token) in clause.iter().enumerate() {
+        let ClauseToken::Word(first) = token else {
+            continue;
+        };
+        if !key_words.contains(first) {
+            continue;
+        }
+        let mut missing: Vec<&String> = key_words.iter().filter(|w| *w != first).collect();
+        let mut end = start;
+        let span = key_words.len() + KEY_VALUE_GAP;
+        for (i, token) in clause.iter().enumerate().skip(start + 1).take(span - 1) {
+            if missing.is_empty() {
+                break;
+            }
+            let ClauseToken::Word(word) = token else {
+                break;
+            };
+            if let Some(at) = missing.iter().position(|w| *w == word) {
+                missing.swap_remove(at);
+                end = i;
+            }
+        }
+        if !missing.is_empty() {
+            continue;
+        }
+        let mut gap = 0;
+        for token in &clause[end + 1..] {
+            match token {
+                ClauseToken::Number(y) => {
+                    out.push(*y);
+                    break;
+                }
+                ClauseToken::Word(_) if gap < KEY_VALUE_GAP => gap += 1,
+                ClauseToken::Word(_) => break,
+            }
+        }
+    }
+    out
+}
+
+/// Splits prose into clauses: at line breaks, and at `.`, `;`, `!` or `?`
+/// followed by white space (so `2.5` stays whole).
+fn prose_clauses(text: &str) -> Vec<ProseClause> {
+    let mut clauses = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, ch)) = chars.next() {
+        let next_is_space = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
+        if ch == '\n' || (matches!(ch, '.' | ';' | '!' | '?') && next_is_space) {
+            clauses.push(&text[start..i]);
+            start = i + ch.len_utf8();
+        }
+    }
+    clauses.push(&text[start..]);
+    clauses
+        .into_iter()
+        .map(clause_tokens)
+        .filter(|c| !c.is_empty())
+        .collect()
+}
+
+/// A clause's words and numbers in order.
+fn clause_tokens(clause: &str) -> ProseClause {
+    let mut tokens = Vec::new();
+    let words = |text: &str, tokens: &mut ProseClause| {
+        tokens.extend(key_meaning_words(text).into_iter().map(ClauseToken::Word));
+    };
+    let mut from = 0;
+    for (range, number) in number_spans(clause) {
+        words(&clause[from..range.start], &mut tokens);
+        tokens.push(ClauseToken::Number(number));
+        from = range.end;
+    }
+    words(&clause[from..], &mut tokens);
+    tokens
 }
 
 fn contains_phrase(haystack: &str, needle: &str) -> bool {
@@ -998,5 +1134,35 @@ mod tests {
         assert!(!is_distinctive(&json!(true)));
         assert!(is_distinctive(&json!("2021-06-29")));
         assert!(!is_distinctive(&json!("high")));
+    }
+
+    fn words(text: &str) -> Vec<String> {
+        text.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn clauses_split_at_lines_and_sentence_ends_only() {
+        let clauses = prose_clauses("Peak 2.5 mm; wind 3\nrain 4. e.g.5 stays");
+        assert_eq!(clauses.len(), 4, "{clauses:?}");
+        assert_eq!(
+            clauses[0],
+            [ClauseToken::Word("peak".into()), ClauseToken::Number(2.5)]
+        );
+        assert_eq!(clauses[3].last(), Some(&ClauseToken::Word("stay".into())));
+    }
+
+    #[test]
+    fn the_number_after_a_key_within_the_gap() {
+        let clause = clause_tokens("the wind severity score is 3, rain 1");
+        assert_eq!(numbers_after_key(&clause, &words("wind")), [3.0]);
+        assert_eq!(numbers_after_key(&clause, &words("rain")), [1.0]);
+        // Four words between the key and the number: too far.
+        let far = clause_tokens("wind severity as computed here was 3");
+        assert!(numbers_after_key(&far, &words("wind")).is_empty());
+        // Key words spread over more than their count plus the gap.
+        let spread = clause_tokens("public health for this very large rural service area: 3");
+        assert!(numbers_after_key(&spread, &words("public service")).is_empty());
+        let close = clause_tokens("service to the public: 3");
+        assert_eq!(numbers_after_key(&close, &words("public service")), [3.0]);
     }
 }

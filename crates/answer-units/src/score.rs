@@ -15,7 +15,8 @@
 //!
 //! A unit with no hit falls back to a search of the whole answer when its
 //! value is distinctive (see [`crate::matching`]); in prose answers, to a
-//! search of the text.
+//! search of the text, where a small number must follow its key
+//! ([`Rules::prose_numbers_by_key`]).
 //!
 //! ## Two readings of U (study, "two readings")
 //! - `u_all`: matched units over all units of `primary_gt` (the paper's
@@ -1001,7 +1002,14 @@ impl<'a> Scorer<'a> {
     fn fallback(&self, value: &Value, at: &GtPos<'_>) -> UnitLedgerEntry {
         let expected = self.expected(value, at);
         if let Some(prose) = &self.prose {
-            return match prose.find(&expected) {
+            let found = prose.find(&expected).or_else(|| {
+                let key = at
+                    .key
+                    .as_deref()
+                    .filter(|_| self.ctx.rules.prose_numbers_by_key)?;
+                prose.find_by_key(&expected, key)
+            });
+            return match found {
                 Some(why) => self.entry(&expected, at, None, true, why),
                 None => self.entry(
                     &expected,

@@ -78,6 +78,14 @@ pub(crate) fn number_tokens(s: &str) -> Vec<f64> {
         .collect()
 }
 
+/// The numbers of a string with their byte ranges, in order.
+pub(crate) fn number_spans(s: &str) -> Vec<(std::ops::Range<usize>, f64)> {
+    number_token_re()
+        .find_iter(s)
+        .filter_map(|m| Some((m.range(), parse_token(m.as_str())?)))
+        .collect()
+}
+
 /// Dates (`YYYY-MM-DD`, with `THH:MM` unless it is midnight) found in a string.
 pub(crate) fn dates_in(s: &str) -> Vec<String> {
     date_re()

@@ -866,3 +866,47 @@ proptest! {
         prop_assert_eq!(nested.u_required, flat.u_required);
     }
 }
+
+#[test]
+fn prose_numbers_are_read_after_their_key() {
+    let q = "Return {\"score_ledger\": {\"wind\", \"rainfall\", \"impact\", \"public_service\"}, \"total_index_score\"}";
+    let gt = json!({
+        "score_ledger": {"wind": 3, "rainfall": 3, "impact": 3, "public_service": 3},
+        "total_index_score": 12
+    });
+    let text = "Component scores are: wind severity 3, rainfall severity 1, impact cascade 2, \
+                and public-service exposure load: 3.\n\
+                The index totals 9. A total of 12 would be extreme.";
+    let ctx = ScoringContext::new(q);
+    let score = score_answer_text(&gt, text, &ctx);
+    assert_eq!(score.parse.shape, AnswerShape::Prose);
+    let matched: Vec<(&str, bool)> = score
+        .ledger
+        .iter()
+        .map(|e| (e.path.as_str(), e.matched))
+        .collect();
+    // Each score is read after its own key: rainfall 1 and impact 2 are
+    // not the 3 that follows the wind key or ends the sentence; 12 follows
+    // `total` but not `index`, which is in another sentence.
+    assert_eq!(
+        matched,
+        [
+            ("score_ledger.wind", true),
+            ("score_ledger.rainfall", false),
+            ("score_ledger.impact", false),
+            ("score_ledger.public_service", true),
+            ("total_index_score", false),
+        ],
+        "{:#?}",
+        score.ledger
+    );
+    // The same answer with the right scores, written the way the key reads.
+    let right = "Wind severity: 3. Rainfall severity: 3. Impact cascade score is 3. \
+                 Public service load 3. Total index score = 12.";
+    let all = score_answer_text(&gt, right, &ctx);
+    assert_eq!(all.units_matched, 5, "{:#?}", all.ledger);
+    // Without the rule, numbers below 100 are never looked for in prose.
+    let mut off = ScoringContext::new(q);
+    off.rules.prose_numbers_by_key = false;
+    assert_eq!(score_answer_text(&gt, right, &off).units_matched, 0);
+}
