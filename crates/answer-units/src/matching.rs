@@ -301,9 +301,11 @@ pub struct Rules {
     /// In a prose answer, a number too common to be looked for anywhere
     /// (a whole number below 100) is found when a clause (a line or a
     /// sentence) names every meaning word of its ground-truth key
-    /// ([`crate::key_meaning_words`]) and holds the number: `Wind
-    /// severity: 3` for `score_ledger.wind`, `Total Index Score = 3 + 3 +
-    /// 3 + 3 = 12` for `total_index_score`.
+    /// ([`crate::key_meaning_words`]) and the number is the first one
+    /// after that mention, at most three words on: `Wind severity: 3` for
+    /// `score_ledger.wind`, `Total index score = 12` for
+    /// `total_index_score` (but not the 12 of `Total Index Score = 3 + 3 +
+    /// 3 + 3 = 12`, where the first number is 3).
     pub prose_numbers_by_key: bool,
 }
 

@@ -1002,12 +1002,11 @@ impl<'a> Scorer<'a> {
     fn fallback(&self, value: &Value, at: &GtPos<'_>) -> UnitLedgerEntry {
         let expected = self.expected(value, at);
         if let Some(prose) = &self.prose {
-            let found = prose.find(&expected).or_else(|| {
-                let key = at
-                    .key
-                    .as_deref()
-                    .filter(|_| self.ctx.rules.prose_numbers_by_key)?;
-                prose.find_by_key(&expected, key)
+            let found = prose.find(&expected).or_else(|| match at.key.as_deref() {
+                Some(key) if self.ctx.rules.prose_numbers_by_key => {
+                    prose.find_by_key(&expected, key)
+                }
+                _ => None,
             });
             return match found {
                 Some(why) => self.entry(&expected, at, None, true, why),

@@ -72,10 +72,7 @@ pub(crate) fn number_with_unit(s: &str) -> Option<(f64, u32, bool)> {
 
 /// Every number token inside a string.
 pub(crate) fn number_tokens(s: &str) -> Vec<f64> {
-    number_token_re()
-        .find_iter(s)
-        .filter_map(|m| parse_token(m.as_str()))
-        .collect()
+    number_spans(s).into_iter().map(|(_, n)| n).collect()
 }
 
 /// The numbers of a string with their byte ranges, in order.
