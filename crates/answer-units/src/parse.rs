@@ -320,12 +320,13 @@ fn is_key_path(key: &str) -> bool {
             .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
             && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
     };
-    let segments: Vec<&str> = key.split('.').collect();
-    segments.len() >= 2
-        && segments.iter().all(|s| identifier(s))
-        && segments
-            .last()
-            .is_some_and(|last| !FILE_EXTENSIONS.contains(&last.to_ascii_lowercase().as_str()))
+    let Some((_, last)) = key.rsplit_once('.') else {
+        return false;
+    };
+    key.split('.').all(identifier)
+        && !FILE_EXTENSIONS
+            .iter()
+            .any(|extension| extension.eq_ignore_ascii_case(last))
 }
 
 /// Puts `value` at `segments` under `map`, creating the objects on the
