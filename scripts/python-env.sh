@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
-# Creates (once) the Python environment that `earthverse validate --regenerate-gt`
-# and the benches use, and prints its interpreter path on stdout.
+# Creates (once) the project's one Python environment and prints its
+# interpreter path on stdout:
 #
 #   export EARTHVERSE_PYTHON="$(scripts/python-env.sh)"
 #
-# The release's compute_gt.py programs import numpy, Pillow and pypdf besides
-# the standard library; the HTML-to-text bench compares against lxml.
-# Location: $EARTHVERSE_VENV, default .venv-gt in the project (gitignored).
-# Base interpreter: $PYTHON, default python3.
+# It holds the scientific packages agents' python_exec code imports in the
+# release's recorded runs (numpy, pandas, scipy, Pillow, bs4, OpenCV, ...),
+# pinned in crates/sandbox/python-requirements.txt, which also serve the
+# release's compute_gt.py programs (numpy, Pillow, pypdf) and the benches
+# (lxml). `earthverse run` and `earthverse tools` use this environment by
+# default when it exists (and record every version in each run).
+#
+# Location: $EARTHVERSE_VENV, else $XDG_DATA_HOME/earthverse/python, else
+# ~/.local/share/earthverse/python (the same rule as
+# earthverse_sandbox::default_environment_dir). Base interpreter: $PYTHON,
+# default python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv="${EARTHVERSE_VENV:-$(pwd)/.venv-gt}"
+data="${XDG_DATA_HOME:-${HOME:?}/.local/share}"
+venv="${EARTHVERSE_VENV:-$data/earthverse/python}"
+requirements="$(pwd)/crates/sandbox/python-requirements.txt"
 base="${PYTHON:-python3}"
-packages=(numpy Pillow pypdf lxml)
 if [ ! -x "$venv/bin/python" ]; then
   echo "python-env: creating $venv with $($base --version 2>&1)" >&2
+  mkdir -p "$(dirname "$venv")"
   "$base" -m venv "$venv" >&2
 fi
-if ! "$venv/bin/python" -c "import numpy, PIL, pypdf, lxml.html" 2>/dev/null; then
-  echo "python-env: installing ${packages[*]} into $venv" >&2
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${packages[@]}" >&2
+# Installed once per version of the pins: the stamp holds their hash.
+stamp="$venv/.earthverse-requirements.sha256"
+want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "python-env: installing the pinned packages of $requirements into $venv" >&2
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
+  "$venv/bin/python" -I -W ignore -c "import numpy, pandas, scipy, PIL, bs4, cv2, imageio, matplotlib, skimage, tifffile, pypdf, PyPDF2, fitz, pdfplumber, lxml.html" >&2
+  echo "$want" > "$stamp"
 fi
 echo "$venv/bin/python"

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
 export EARTHVERSE_DATA="${EARTHVERSE_DATA:-$(pwd)/../shared/earthverse-dev/data}"
-# Python with numpy, Pillow, pypdf (and lxml) for --regenerate-gt tests (venv .venv-gt).
+# The one Python environment (crates/sandbox/python-requirements.txt: numpy,
+# pandas, Pillow, pypdf, lxml, ...) for python_exec and --regenerate-gt tests.
 export EARTHVERSE_PYTHON="${EARTHVERSE_PYTHON:-$(scripts/python-env.sh)}"
 # Property tests draw from a fixed seed so a run is reproducible; set
 # PROPTEST_RNG_SEED to explore other inputs.

@@ -132,6 +132,7 @@ pub async fn run_own_loop(
             .cloned()
             .unwrap_or(json!({})),
         judge_rationale: None,
+        environment: None,
     };
     Ok(RunRecord {
         trajectory,

@@ -899,6 +899,7 @@ impl Controller {
             unsupported_or_unresolved: answer.unsupported_or_unresolved,
             final_answer: answer.final_answer,
             judge_rationale: None,
+            environment: self.settings.environment.clone(),
         };
         RunRecord {
             trajectory,

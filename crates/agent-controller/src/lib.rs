@@ -86,7 +86,7 @@ mod toolbox;
 
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
-pub use record::{Diagnostics, RunRecord, ToolCallRecord, Trajectory};
+pub use record::{Diagnostics, RunEnvironment, RunRecord, ToolCallRecord, Trajectory};
 pub use settings::{
     Budgets, ContextPolicy, ControllerSettings, Price, Protocol, RequiredToolPolicy, ReviewSettings,
 };

@@ -158,6 +158,19 @@ pub struct Trajectory {
     /// Judge rationale; `null` until judged.
     #[serde(default)]
     pub judge_rationale: Option<Value>,
+    /// What the run's tools ran on (ours; absent from the public records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<RunEnvironment>,
+}
+
+/// What a run's tools ran on, recorded so that a result can be traced to
+/// the interpreter and libraries that produced it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct RunEnvironment {
+    /// The interpreter `python_exec` ran and the versions of the scientific
+    /// packages it offered (`earthverse_sandbox::probe_environment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<earthverse_tool_registry::sandbox::PythonEnvironment>,
 }
 
 impl Trajectory {
@@ -299,6 +312,7 @@ impl RunRecord {
                 unsupported_or_unresolved: answer.unsupported_or_unresolved,
                 final_answer: answer.final_answer,
                 judge_rationale: None,
+                environment: None,
             },
             confidence: None,
             conversation: Vec::new(),

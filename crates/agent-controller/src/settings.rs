@@ -191,6 +191,10 @@ pub struct ControllerSettings {
     /// sees the full observation (up to `observation_max_chars`), and
     /// `raw_conversation.json` keeps it.
     pub record_output_chars: Option<usize>,
+    /// What the tools run on, copied into every `trajectory.json`
+    /// (`environment`); `None` writes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment: Option<crate::record::RunEnvironment>,
 }
 
 impl Default for ControllerSettings {
@@ -207,6 +211,7 @@ impl Default for ControllerSettings {
             model_name: None,
             price: None,
             record_output_chars: Some(1_720),
+            environment: None,
         }
     }
 }

@@ -35,6 +35,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // First, before any thread: inside the python_exec sandbox this binary
+    // is re-executed as the sandbox helper (one binary, no second target).
+    earthverse_tool_registry::sandbox::run_helper_if_invoked();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("EARTHVERSE_LOG")

@@ -32,8 +32,10 @@ pub mod registry;
 pub mod render;
 pub mod replay;
 pub mod research;
-pub mod sandbox;
 pub mod tool;
+
+/// The OS sandbox of `python_exec` (the `earthverse-sandbox` crate).
+pub use earthverse_sandbox as sandbox;
 
 pub use error::{Error, Result};
 pub use registry::{

@@ -1,6 +1,11 @@
 //! Table-driven escape attempts against the `python_exec` sandbox: each
 //! attempt must be contained, and the call record must say which
 //! protections were in force. Small limits keep every case to a few seconds.
+//!
+//! This test binary is its own sandbox helper, as a program embedding
+//! `python_exec` would be: its `main` (no libtest harness; libtest-mimic
+//! runs the trials) starts with `run_helper_if_invoked`, and no helper path
+//! is configured.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -54,7 +59,6 @@ fn registry() -> Registry {
     let config = ResearchToolsConfig {
         python: PythonConfig {
             interpreter: which_python(),
-            helper: Some(PathBuf::from(env!("CARGO_BIN_EXE_earthverse-sandbox"))),
             limits: PythonLimits {
                 wall: Duration::from_secs(4),
                 cpu_seconds: 2,
@@ -141,7 +145,6 @@ fn indent(body: &str) -> String {
         .join("\n")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_attempts_are_contained_and_recorded() {
     let f = fixture();
     let registry = registry();
@@ -179,6 +182,15 @@ async fn escape_attempts_are_contained_and_recorded() {
                 .any(|p| p.starts_with("rlimit: as=")),
             "{name}: {report:?}"
         );
+        let this_binary = std::env::current_exe().unwrap();
+        assert!(
+            report.protections.iter().any(|p| p
+                == &format!(
+                    "helper: {} (the running program, re-executed)",
+                    this_binary.display()
+                )),
+            "{name}: the test binary was not its own helper: {report:?}"
+        );
         let out = &rec.envelope.output;
         let stdout = out["stdout"].as_str().unwrap_or("");
         let ok = match expect {
@@ -214,7 +226,6 @@ async fn escape_attempts_are_contained_and_recorded() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sandboxed_python_reads_package_question_and_writes_scratch() {
     let f = fixture();
     let registry = registry();
@@ -258,7 +269,6 @@ async fn sandboxed_python_reads_package_question_and_writes_scratch() {
     );
 }
 
-#[tokio::test]
 async fn refuses_without_a_sandbox_unless_opted_out() {
     let f = fixture();
     let mut config = ResearchToolsConfig::default();
@@ -294,4 +304,90 @@ async fn refuses_without_a_sandbox_unless_opted_out() {
         .warnings
         .iter()
         .any(|w| w.contains("without the OS sandbox")));
+}
+
+/// A configured helper or interpreter that does not exist is a refusal that
+/// names it; the code never runs, sandboxed or not.
+async fn missing_helper_or_interpreter_is_refused_never_run_unsandboxed() {
+    let f = fixture();
+    let code = "open('/scratch/ran.txt', 'w').write('ran')\nprint('RAN')\n";
+    let ctx = ToolContext::new(&f.package, &f.scratch);
+    for (what, config) in [
+        (
+            "/nonexistent/earthverse-sandbox",
+            PythonConfig {
+                interpreter: which_python(),
+                helper: Some(PathBuf::from("/nonexistent/earthverse-sandbox")),
+                ..PythonConfig::default()
+            },
+        ),
+        (
+            "/nonexistent/python3",
+            PythonConfig {
+                interpreter: PathBuf::from("/nonexistent/python3"),
+                ..PythonConfig::default()
+            },
+        ),
+    ] {
+        let registry = Registry::with_research_tools(ResearchToolsConfig {
+            python: config,
+            ..ResearchToolsConfig::default()
+        });
+        let rec = registry
+            .call(&ctx, "python_exec", json!({ "code": code }))
+            .await;
+        assert_eq!(rec.status, CallStatus::ExecutionError, "{what}");
+        let report = rec.sandbox.clone().unwrap();
+        assert!(!report.sandboxed, "{what}: {report:?}");
+        assert!(report.opt_out.is_none(), "{what}: {report:?}");
+        let refused = report.refused.unwrap_or_default();
+        assert!(
+            refused.contains(what),
+            "{what}: refusal does not name it: {refused}"
+        );
+        let message = rec.envelope.output["error"].as_str().unwrap_or("");
+        assert!(
+            message.starts_with("python_exec refused"),
+            "{what}: {message}"
+        );
+        assert!(!f.scratch.join("ran.txt").exists(), "{what}: the code ran");
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    earthverse_tool_registry::sandbox::run_helper_if_invoked();
+    let args = libtest_mimic::Arguments::from_args();
+    fn trial<F>(name: &'static str, test: fn() -> F) -> libtest_mimic::Trial
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        libtest_mimic::Trial::test(name, move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            runtime.block_on(test());
+            Ok(())
+        })
+    }
+    let trials = vec![
+        trial(
+            "escape_attempts_are_contained_and_recorded",
+            escape_attempts_are_contained_and_recorded,
+        ),
+        trial(
+            "sandboxed_python_reads_package_question_and_writes_scratch",
+            sandboxed_python_reads_package_question_and_writes_scratch,
+        ),
+        trial(
+            "refuses_without_a_sandbox_unless_opted_out",
+            refuses_without_a_sandbox_unless_opted_out,
+        ),
+        trial(
+            "missing_helper_or_interpreter_is_refused_never_run_unsandboxed",
+            missing_helper_or_interpreter_is_refused_never_run_unsandboxed,
+        ),
+    ];
+    libtest_mimic::run(&args, trials).exit_code()
 }

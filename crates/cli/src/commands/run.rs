@@ -9,7 +9,7 @@ use earthverse_agent_controller::batch::{
 use earthverse_agent_controller::{ControllerSettings, Price, Protocol, TaskInput, ToolBox};
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, BaselineModel, ChatModel, OpenAiCompatible, OpenAiConfig,
-    Pricing, ReplayModel,
+    Pricing, ReplayModel, ScriptedModel,
 };
 use earthverse_package_model::Release;
 use earthverse_tool_registry::{Registry, ResearchToolsConfig};
@@ -25,7 +25,9 @@ pub struct Args {
     /// Root of a release (holds `tasks/` and `packages/`).
     pub release: PathBuf,
     /// `baseline`, `replay:DIR` (a directory of recorded runs of one system,
-    /// `<task_id>.json` each), `openai:MODEL` or `anthropic:MODEL`.
+    /// `<task_id>.json` each), `scripted:FILE` (fixed replies per task, e.g.
+    /// `fixtures/agents/python-demo.json`), `openai:MODEL` or
+    /// `anthropic:MODEL`.
     #[arg(long)]
     pub agent: String,
     /// Task filter: comma-separated ids or patterns with `*` (e.g.
@@ -71,6 +73,11 @@ pub struct Args {
     /// Offer the 170 domain operations beside the six research tools (§3.4).
     #[arg(long)]
     pub domain_ops: bool,
+    /// Python interpreter of `python_exec` (default: `EARTHVERSE_PYTHON`,
+    /// else the scientific environment `scripts/python-env.sh` makes, else
+    /// `python3`). Its version and library versions go into every record.
+    #[arg(long)]
+    pub python: Option<PathBuf>,
     /// Professional-environment condition (App. A.4, Table 7): offer the
     /// domain operations and require at least 2 successful, distinct calls
     /// of the named suite's operations (target 3, at most 4 counted) before
@@ -92,7 +99,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 enum AgentKind {
     Baseline,
     Replay(PathBuf),
+    Scripted(ScriptFile),
     Live(Arc<dyn ChatModel>),
+}
+
+/// `--agent scripted:FILE`: `{"model_id": ..., "scripts": {TASK_ID: [reply,
+/// ...]}}`, each reply the assistant's message (a string, or a JSON object
+/// sent as its text); tasks without a script are not run.
+#[derive(Debug, serde::Deserialize)]
+struct ScriptFile {
+    model_id: String,
+    scripts: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
+}
+
+impl ScriptFile {
+    fn load(path: &std::path::Path) -> anyhow::Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("--agent scripted: reading {}", path.display()))?;
+        serde_json::from_str(&text)
+            .with_context(|| format!("--agent scripted: {} is not a script file", path.display()))
+    }
+
+    fn model(&self, task_id: &str) -> Option<ScriptedModel> {
+        let replies = self.scripts.get(task_id)?;
+        Some(ScriptedModel::from_texts(
+            self.model_id.clone(),
+            replies.iter().map(|r| match r {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            }),
+        ))
+    }
 }
 
 struct Factory {
@@ -108,6 +145,10 @@ impl AgentFactory for Factory {
         let model: Arc<dyn ChatModel> = match &self.kind {
             AgentKind::Baseline => Arc::new(BaselineModel::new()),
             AgentKind::Live(model) => model.clone(),
+            AgentKind::Scripted(file) => Arc::new(
+                file.model(&task.task_id)
+                    .ok_or_else(|| format!("no script for {}", task.task_id))?,
+            ),
             AgentKind::Replay(dir) => {
                 let path = dir.join(format!("{}.json", task.task_id));
                 let replay = ReplayModel::from_path(&path).map_err(|e| e.to_string())?;
@@ -177,10 +218,12 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         if filter.as_ref().is_some_and(|f| !f.matches(&task.task_id)) {
             continue;
         }
-        if let AgentKind::Replay(dir) = &kind {
-            if !dir.join(format!("{}.json", task.task_id)).is_file() {
-                continue;
+        match &kind {
+            AgentKind::Replay(dir) if !dir.join(format!("{}.json", task.task_id)).is_file() => {
+                continue
             }
+            AgentKind::Scripted(file) if !file.scripts.contains_key(&task.task_id) => continue,
+            _ => {}
         }
         // Python may read the public question, never the task file (which
         // holds the solution and ground truth).
@@ -203,9 +246,15 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
 
-    // App. C.2: 60 s per Python call, from the same settings object.
+    // The interpreter python_exec runs, recorded in every run (App. C.2:
+    // 60 s per Python call, from the same settings object).
     let mut research_config = research_config;
+    let (python, environment) = super::python_env::discover(args.python.clone())?;
+    research_config.python.interpreter = python.interpreter;
     research_config.python.limits.wall = settings.budgets.python_timeout;
+    settings.environment = Some(earthverse_agent_controller::RunEnvironment {
+        python: environment,
+    });
     let mut registry = Registry::with_research_tools(research_config);
     if args.domain_ops || args.require_suite.is_some() {
         for tool in earthverse_domain_ops::all_operations() {
@@ -292,6 +341,16 @@ fn parse_agent(args: &Args) -> anyhow::Result<(AgentKind, String, String, Resear
                 ResearchToolsConfig::reference(),
             )
         }
+        "scripted" if !rest.is_empty() => {
+            let file = ScriptFile::load(std::path::Path::new(rest))?;
+            let id = file.model_id.clone();
+            (
+                AgentKind::Scripted(file),
+                id.clone(),
+                id,
+                ResearchToolsConfig::default(),
+            )
+        }
         "openai" if !rest.is_empty() => {
             let mut config = match &args.base_url {
                 Some(url) => OpenAiConfig::local(rest, url.clone()),
@@ -330,7 +389,7 @@ fn parse_agent(args: &Args) -> anyhow::Result<(AgentKind, String, String, Resear
             )
         }
         _ => bail!(
-            "--agent must be baseline, replay:DIR, openai:MODEL or anthropic:MODEL, not `{}`",
+            "--agent must be baseline, replay:DIR, scripted:FILE, openai:MODEL or anthropic:MODEL, not `{}`",
             args.agent
         ),
     })

@@ -41,7 +41,8 @@ pub enum ToolsCommand {
         /// Scratch directory for `python_exec` (default: a fresh temporary directory).
         #[arg(long)]
         scratch: Option<PathBuf>,
-        /// Python interpreter for `python_exec` (e.g. a venv's `bin/python` with numpy).
+        /// Python interpreter for `python_exec` (default: `EARTHVERSE_PYTHON`, else
+        /// the scientific environment of `scripts/python-env.sh`, else `python3`).
         #[arg(long)]
         python: Option<PathBuf>,
         /// Run Python WITHOUT the OS sandbox (explicit, logged opt-out).
@@ -118,10 +119,15 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
         } => {
             let args: serde_json::Value = serde_json::from_str(&args)
                 .with_context(|| format!("--args is not JSON: {args}"))?;
-            let mut python_config = PythonConfig::default();
-            if let Some(p) = python {
-                python_config.interpreter = p;
-            }
+            // The interpreter is probed only when Python will run.
+            let mut python_config = if tool == earthverse_tool_registry::research::PYTHON_EXEC {
+                super::python_env::discover(python)?.0
+            } else {
+                PythonConfig {
+                    interpreter: python.unwrap_or_else(|| PythonConfig::default().interpreter),
+                    ..PythonConfig::default()
+                }
+            };
             if unsandboxed_python {
                 python_config.policy = SandboxPolicy::Unsandboxed {
                     reason: "--unsandboxed-python given on the command line".into(),

@@ -8,16 +8,14 @@
 use super::str_arg;
 use crate::registry::cap_observation;
 use crate::sandbox::{
-    self, find_helper, probe_interpreter, which, InterpreterInfo, PythonConfig, SandboxPolicy,
-    SandboxReport, HELPER_STATUS_PREFIX, SCRATCH_DIR,
+    self, locate_helper, probe_interpreter, run_bounded, which, InterpreterInfo, PythonConfig,
+    SandboxPolicy, SandboxReport, SandboxView, HELPER_STATUS_PREFIX, SCRATCH_DIR,
 };
 use crate::tool::{Tool, ToolContext, ToolFamily, ToolOutput};
 use async_trait::async_trait;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::process::Stdio;
 use std::time::Instant;
-use tokio::io::AsyncReadExt;
 use tokio::sync::OnceCell;
 
 /// The tool's name.
@@ -60,12 +58,8 @@ impl PythonExec {
                 self.config.bwrap.display()
             ));
         }
-        if find_helper(self.config.helper.as_deref()).is_none() {
-            missing.push(format!(
-                "helper `{}` not found (build it with `cargo build -p earthverse-tool-registry --bin {}` or set EARTHVERSE_SANDBOX_HELPER)",
-                sandbox::HELPER_NAME,
-                sandbox::HELPER_NAME
-            ));
+        if let Err(e) = locate_helper(self.config.helper.as_deref()) {
+            missing.push(e);
         }
         if let Err(e) = self.interpreter().await {
             missing.push(e);
@@ -108,7 +102,7 @@ impl PythonExec {
             SandboxPolicy::Unsandboxed { reason } => Some(reason.clone()),
             _ => None,
         };
-        let mut command = match &unsandboxed {
+        let command = match &unsandboxed {
             None => match self.sandboxed_command(ctx, &relative).await {
                 Ok((cmd, protections)) => {
                     report.sandboxed = true;
@@ -147,15 +141,15 @@ impl PythonExec {
                 cmd
             }
         };
-        command
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
         let started = Instant::now();
-        let outcome = run_bounded(command, &self.config).await;
+        let outcome = run_bounded(command, &self.config.limits).await;
         let latency = started.elapsed().as_secs_f64();
-        let (status, stdout, mut stderr, limit_hit) = match outcome {
+        let sandbox::BoundedOutput {
+            status,
+            stdout,
+            mut stderr,
+            limit_hit,
+        } = match outcome {
             Ok(o) => o,
             Err(e) => {
                 return (
@@ -182,24 +176,9 @@ impl PythonExec {
                 report.refused = Some("the sandbox helper did not start".into());
             }
         }
-        let mut limit_hit = limit_hit;
-        let returncode: Option<i64> = match status {
-            Some(code) if limit_hit.is_none() => Some(code),
-            Some(code) => Some(code),
-            None => None,
-        };
-        if limit_hit.is_none() {
-            if stderr.contains("MemoryError") {
-                limit_hit = Some("memory".into());
-            } else if matches!(returncode, Some(c) if c == 128 + i64::from(libc::SIGXCPU) || c == -i64::from(libc::SIGXCPU) || c == 128 + 9)
-            {
-                limit_hit = Some("cpu".into());
-            } else if matches!(returncode, Some(c) if c == 128 + i64::from(libc::SIGXFSZ) || c == -i64::from(libc::SIGXFSZ))
-                || stderr.contains("File too large")
-            {
-                limit_hit = Some("file_size".into());
-            }
-        }
+        let returncode = status;
+        let limit_hit =
+            limit_hit.or_else(|| sandbox::infer_limit(returncode, &stderr).map(String::from));
         if let Some(limit) = &limit_hit {
             let note = match limit.as_str() {
                 "wall_clock" => format!(
@@ -254,18 +233,23 @@ impl PythonExec {
     ) -> Result<(tokio::process::Command, Vec<String>), String> {
         self.sandbox_available().await?;
         let bwrap = which(&self.config.bwrap).ok_or("bubblewrap not found")?;
-        let helper =
-            find_helper(self.config.helper.as_deref()).ok_or("sandbox helper not found")?;
+        let helper = locate_helper(self.config.helper.as_deref())?;
         let info = self.interpreter().await?;
+        let is_hidden =
+            |name: &str| earthverse_package_model::evidence::hidden_artifact_name(name).is_some();
+        let view = SandboxView {
+            package_root: &ctx.package_root,
+            release_prefix: &ctx.release_prefix,
+            scratch: &ctx.scratch_dir,
+            question: ctx.question_file.as_deref(),
+            is_hidden: &is_hidden,
+        };
         let plan = sandbox::plan(
             &bwrap,
             &helper,
             &info,
             &self.config.limits,
-            &ctx.package_root,
-            &ctx.release_prefix,
-            &ctx.scratch_dir,
-            ctx.question_file.as_deref(),
+            &view,
             &format!("{SCRATCH_DIR}/{relative}"),
         )
         .map_err(|e| format!("cannot prepare the sandbox: {e}"))?;
@@ -280,91 +264,6 @@ fn write_script(path: &std::path::Path, code: &str) -> std::io::Result<()> {
         std::fs::create_dir_all(parent)?;
     }
     std::fs::write(path, code)
-}
-
-type RunOutcome = (Option<i64>, String, String, Option<String>);
-
-/// Runs the command with the wall-clock and output limits; returns
-/// (exit code or 128+signal, stdout, stderr, limit hit).
-async fn run_bounded(
-    mut command: tokio::process::Command,
-    config: &PythonConfig,
-) -> std::io::Result<RunOutcome> {
-    let mut child = command.spawn()?;
-    let mut out = child.stdout.take();
-    let mut err = child.stderr.take();
-    let max = config.limits.max_output_bytes;
-    let keep_out = config.limits.stdout_chars * 4 + 16;
-    let keep_err = config.limits.stderr_chars * 4 + 4096;
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    let mut total = 0usize;
-    let mut limit: Option<String> = None;
-    let deadline = tokio::time::Instant::now() + config.limits.wall;
-    let mut buf_out = vec![0u8; 16 * 1024];
-    let mut buf_err = vec![0u8; 16 * 1024];
-    loop {
-        if out.is_none() && err.is_none() {
-            break;
-        }
-        tokio::select! {
-            n = async { match out.as_mut() { Some(o) => o.read(&mut buf_out).await, None => std::future::pending().await } } => {
-                match n {
-                    Ok(0) | Err(_) => out = None,
-                    Ok(n) => {
-                        total += n;
-                        let room = keep_out.saturating_sub(stdout.len());
-                        stdout.extend_from_slice(&buf_out[..n.min(room)]);
-                    }
-                }
-            }
-            n = async { match err.as_mut() { Some(e) => e.read(&mut buf_err).await, None => std::future::pending().await } } => {
-                match n {
-                    Ok(0) | Err(_) => err = None,
-                    Ok(n) => {
-                        total += n;
-                        let room = keep_err.saturating_sub(stderr.len());
-                        stderr.extend_from_slice(&buf_err[..n.min(room)]);
-                    }
-                }
-            }
-            _ = tokio::time::sleep_until(deadline) => {
-                limit = Some("wall_clock".into());
-                break;
-            }
-        }
-        if total > max {
-            limit = Some("output".into());
-            break;
-        }
-    }
-    let status = if limit.is_some() {
-        let _ = child.kill().await;
-        None
-    } else {
-        match tokio::time::timeout_at(deadline, child.wait()).await {
-            Ok(status) => Some(status?),
-            Err(_) => {
-                limit = Some("wall_clock".into());
-                let _ = child.kill().await;
-                None
-            }
-        }
-    };
-    let code = status.map(|s| {
-        use std::os::unix::process::ExitStatusExt;
-        match (s.code(), s.signal()) {
-            (Some(c), _) => i64::from(c),
-            (None, Some(sig)) => -i64::from(sig),
-            _ => -1,
-        }
-    });
-    Ok((
-        code,
-        String::from_utf8_lossy(&stdout).into_owned(),
-        String::from_utf8_lossy(&stderr).into_owned(),
-        limit,
-    ))
 }
 
 #[async_trait]
