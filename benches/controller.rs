@@ -93,8 +93,8 @@ fn main() {
             let elapsed = started.elapsed().as_secs_f64();
             assert_eq!(record.trajectory.diagnostics.model_rounds as usize, ROUNDS);
             assert_eq!(
-                record.trajectory.diagnostics.termination_reason.as_deref(),
-                Some("model_final")
+                record.trajectory.diagnostics.termination_reason,
+                Some(earthverse_agent_controller::TerminationReason::ModelFinal)
             );
             if i >= 5 {
                 per_round.push(elapsed / ROUNDS as f64 * 1e3);

@@ -1,55 +1,73 @@
-//! Drives a hand-written loop over package-model and the tool registry
-//! (no Controller), writes trajectory.json, and scores it with the
-//! deterministic judge and the statistics crate.
+//! Your own research loop (no `Controller`) driven by our batch runner
+//! through the `Solver` seam: every task of the release, with concurrency,
+//! sharding and resume, records in the public schema, scored with the
+//! deterministic judge.
 //!
-//! `cargo run -p earthverse-examples --example custom_controller [RELEASE]`
+//! `cargo run -p earthverse-examples --example custom_controller [RELEASE]
+//!  [--out DIR] [--shard K/N] [--concurrency N] [--step-delay-ms N]`
+//!
+//! Run it twice with the same `--out`: the second run does no work.
 
-use earthverse_examples::controller::{run_context, run_own_loop};
+use earthverse_examples::controller::run_own_loop_batch;
 use earthverse_examples::scoring::{deterministic_judge, format_leaderboard, leaderboard_of};
 use earthverse_rubric_judge::{find_runs, load_tasks, Judge};
+use std::path::PathBuf;
+use std::time::Duration;
+
+const SYSTEM: &str = "my-own-loop";
 
 fn main() -> anyhow::Result<()> {
     let release = earthverse_examples::release_from_args();
-    let out = std::env::temp_dir().join(format!(
+    let mut out = std::env::temp_dir().join(format!(
         "earthverse-example-custom-controller-{}",
         std::process::id()
     ));
-    let record = earthverse_examples::block_on(run_own_loop(
+    let (mut shard, mut concurrency, mut delay) = (None, 2, Duration::ZERO);
+    let args: Vec<String> = std::env::args().skip(2).collect();
+    for pair in args.chunks(2) {
+        let value = pair.get(1).map(String::as_str).unwrap_or_default();
+        match pair[0].as_str() {
+            "--out" => out = PathBuf::from(value),
+            "--shard" => shard = Some(value.parse()?),
+            "--concurrency" => concurrency = value.parse()?,
+            "--step-delay-ms" => delay = Duration::from_millis(value.parse()?),
+            other => anyhow::bail!("unknown option {other}"),
+        }
+    }
+    let summary = earthverse_examples::block_on(run_own_loop_batch(
         &release,
-        "FIX-001_Q1",
-        "my-own-loop",
-        &out.join("scratch"),
+        &out,
+        SYSTEM,
+        concurrency,
+        shard,
+        delay,
     ))??;
-    let run_dir = out.join("runs").join("my-own-loop").join("FIX-001_Q1");
-    record.write_to(&run_dir)?;
     println!(
-        "wrote {} ({} tool calls)",
-        run_dir.join("trajectory.json").display(),
-        record.trajectory.tool_calls.len()
+        "{SYSTEM}: {} task(s) in shard; ran {} ok, {} error; {} already done; records in {}",
+        summary.planned,
+        summary.ok,
+        summary.error,
+        summary.already_done,
+        out.join(SYSTEM).display()
     );
-    // Score it twice: from memory and from the file `earthverse score` would read.
+    // Score what is on disk, as `earthverse score` would.
     let tasks = load_tasks(&release)?;
-    let task = tasks
-        .get("FIX-001_Q1")
-        .ok_or_else(|| anyhow::anyhow!("no FIX-001_Q1"))?;
     let judge = deterministic_judge();
-    let from_disk = find_runs(&out.join("runs"))?;
+    let runs = find_runs(&out)?;
     let records = earthverse_examples::block_on(async {
-        let mut records = vec![judge.evaluate(task, &run_context(&record)?).await?];
-        for rf in &from_disk {
-            records.push(judge.evaluate(task, &rf.run).await?);
+        let mut records = Vec::new();
+        for found in &runs {
+            if let Some(task) = tasks.get(&found.run.task_id) {
+                records.push(judge.evaluate(task, &found.run).await?);
+            }
         }
         anyhow::Ok(records)
     })??;
-    println!(
-        "in memory: Core={:.2}; from disk: {}",
-        records[0].core,
-        records[1..]
-            .iter()
-            .map(|r| format!("Core={:.2}", r.core))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    print!("{}", format_leaderboard(&leaderboard_of(&records[..1])?));
+    for r in &records {
+        println!("scored {} Core={:.2}", r.task_id, r.core);
+    }
+    if !records.is_empty() {
+        print!("{}", format_leaderboard(&leaderboard_of(&records)?));
+    }
     Ok(())
 }

@@ -35,7 +35,9 @@ fn main() -> anyhow::Result<()> {
     println!(
         "run_status={} termination={} tool_calls={} model_rounds={}",
         d.run_status,
-        d.termination_reason.as_deref().unwrap_or("-"),
+        d.termination_reason
+            .as_ref()
+            .map_or_else(|| "-".to_string(), |t| t.name()),
         d.tool_calls,
         d.model_rounds
     );

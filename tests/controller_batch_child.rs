@@ -7,9 +7,8 @@
 //! Usage: `earthverse-controller-batch-child <release> <out> <delay_ms> <concurrency>`
 
 use async_trait::async_trait;
-use earthverse_agent_controller::batch::{
-    run_batch, Agent, AgentFactory, BatchSettings, NoProgress,
-};
+use earthverse_agent_controller::batch::{run_batch, BatchSettings, NoProgress};
+use earthverse_agent_controller::{Agent, AgentError, AgentFactory, Solver};
 use earthverse_agent_controller::{ControllerSettings, TaskInput};
 use earthverse_model_provider::{ChatModel, ChatRequest, ChatResponse, ScriptedModel};
 use earthverse_tool_registry::{Registry, ResearchToolsConfig};
@@ -42,17 +41,18 @@ struct Factory {
 }
 
 impl AgentFactory for Factory {
-    fn agent(&self, task: &TaskInput) -> Result<Agent, String> {
+    fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
         let mut log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.out.join("starts.log"))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| AgentError::Other(e.into()))?;
         // One write per line: with O_APPEND a single small write is atomic,
         // while `writeln!` may write the pieces separately and interleave
         // with another worker's line.
         let line = format!("{} {}\n", task.task_id, std::process::id());
-        log.write_all(line.as_bytes()).map_err(|e| e.to_string())?;
+        log.write_all(line.as_bytes())
+            .map_err(|e| AgentError::Other(e.into()))?;
         let script = ScriptedModel::from_texts(
             "slow-scripted",
             [
@@ -103,7 +103,7 @@ fn main() -> ExitCode {
             scratch_dir: out.join("scratch"),
         });
     }
-    let factory = Arc::new(Factory {
+    let factory: Arc<dyn Solver> = Arc::new(Factory {
         out: out.clone(),
         delay,
         tools: Arc::new(Registry::with_research_tools(ResearchToolsConfig::default())),

@@ -11,9 +11,8 @@
     clippy::field_reassign_with_default
 )]
 
-use earthverse_agent_controller::batch::{
-    run_batch, Agent, AgentFactory, BatchSettings, NoProgress, TaskStatus,
-};
+use earthverse_agent_controller::batch::{run_batch, BatchSettings, NoProgress, TaskStatus};
+use earthverse_agent_controller::{Agent, AgentError, AgentFactory, Solver};
 use earthverse_agent_controller::{ControllerSettings, TaskInput, ToolBox, Trajectory};
 use earthverse_model_provider::ReplayModel;
 use earthverse_package_model::{RecordedRun, Release};
@@ -37,9 +36,9 @@ struct Replay {
 }
 
 impl AgentFactory for Replay {
-    fn agent(&self, task: &TaskInput) -> Result<Agent, String> {
+    fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
         let model = ReplayModel::from_path(&self.dir.join(format!("{}.json", task.task_id)))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| AgentError::Other(e.into()))?;
         let mut settings = ControllerSettings::default();
         settings.budgets.max_turns = settings.budgets.max_turns.max(model.turns() as u32 + 1);
         settings.model_id = Some(model.recorded().model_id.clone());
@@ -80,7 +79,7 @@ async fn replaying_a_system_reproduces_answers_and_tool_outputs() {
         recorded_count,
         "every recorded run has its task"
     );
-    let factory = Arc::new(Replay {
+    let factory: Arc<dyn Solver> = Arc::new(Replay {
         dir: dir.clone(),
         tools: Arc::new(Registry::with_research_tools(
             ResearchToolsConfig::reference(),

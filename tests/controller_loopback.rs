@@ -12,9 +12,8 @@
     clippy::field_reassign_with_default
 )]
 
-use earthverse_agent_controller::batch::{
-    run_batch, Agent, AgentFactory, BatchSettings, NoProgress,
-};
+use earthverse_agent_controller::batch::{run_batch, BatchSettings, NoProgress};
+use earthverse_agent_controller::{Agent, AgentError, AgentFactory, Solver};
 use earthverse_agent_controller::{ControllerSettings, Protocol, TaskInput, Trajectory};
 use earthverse_loopback_server::{
     spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script, ScriptToolCall,
@@ -68,7 +67,7 @@ struct Factory {
 }
 
 impl AgentFactory for Factory {
-    fn agent(&self, task: &TaskInput) -> Result<Agent, String> {
+    fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
         let s = &self.scenarios[&task.event_id];
         let base = format!("{}/v1", s.server.base_url().trim_end_matches('/'));
         let model: Arc<dyn ChatModel> = if s.anthropic {
@@ -76,11 +75,11 @@ impl AgentFactory for Factory {
             config.base_url = base;
             config.api_key_env = None;
             config.call_timeout = Duration::from_secs(2);
-            Arc::new(AnthropicMessages::new(config).map_err(|e| e.to_string())?)
+            Arc::new(AnthropicMessages::new(config).map_err(|e| AgentError::Other(e.into()))?)
         } else {
             let mut config = OpenAiConfig::local("test-model", base);
             config.call_timeout = Duration::from_secs(2);
-            Arc::new(OpenAiCompatible::new(config).map_err(|e| e.to_string())?)
+            Arc::new(OpenAiCompatible::new(config).map_err(|e| AgentError::Other(e.into()))?)
         };
         let mut settings = ControllerSettings::default();
         settings.protocol = s.protocol;
@@ -221,7 +220,7 @@ async fn every_loopback_run_ends_with_a_record() {
             },
         );
     }
-    let factory = Arc::new(Factory {
+    let factory: Arc<dyn Solver> = Arc::new(Factory {
         scenarios,
         tools: Arc::new(Registry::with_research_tools(ResearchToolsConfig::default())),
     });
@@ -245,8 +244,12 @@ async fn every_loopback_run_ends_with_a_record() {
     };
     let reason = |t: &Trajectory| {
         (
-            t.diagnostics.run_status.clone(),
-            t.diagnostics.termination_reason.clone().unwrap_or_default(),
+            t.diagnostics.run_status.to_string(),
+            t.diagnostics
+                .termination_reason
+                .as_ref()
+                .map(|r| r.name())
+                .unwrap_or_default(),
         )
     };
     let r = load("CSX-901");
@@ -280,7 +283,7 @@ async fn every_loopback_run_ends_with_a_record() {
     );
     let truncated = load("CSX-904");
     assert!(
-        truncated.diagnostics.run_status == "error",
+        truncated.diagnostics.run_status.as_str() == "error",
         "truncated JSON: {:?}",
         reason(&truncated)
     );

@@ -1,148 +1,153 @@
-//! A custom controller: your own loop over package-model and the tool
-//! registry, without our `Controller`, that still writes a
-//! [`RunRecord`] in the public trajectory schema which our judge and
-//! statistics accept. The logic of the `custom_controller` example.
+//! A custom controller: your own research loop, not our `Controller`,
+//! plugged into the batch runner through the [`Solver`] seam. It gets
+//! resume, per-task locks, `--shard`-style sharding, concurrency, progress
+//! and the run record (`trajectory.json` in the public schema, which our
+//! judge and statistics read) without writing any of them: the loop reports
+//! its steps to a [`RunRecordBuilder`], which derives every diagnostics
+//! figure. The logic of the `custom_controller` example.
 
 use crate::provider::heat_ledger_policy;
 use crate::tools::ThresholdExceedance;
-use earthverse_agent_controller::record::{RunNotes, TextField};
-use earthverse_agent_controller::{
-    ControllerSettings, Diagnostics, RunRecord, ToolCallRecord, Trajectory,
+use async_trait::async_trait;
+use earthverse_agent_controller::batch::{
+    run_batch, BatchSettings, BatchSummary, NoProgress, Shard,
 };
-use earthverse_model_provider::Message;
+use earthverse_agent_controller::protocol::FinalAnswer;
+use earthverse_agent_controller::record::TextField;
+use earthverse_agent_controller::{
+    RunRecord, RunRecordBuilder, Solver, TaskInput, TerminationReason, ToolCallRecord,
+};
+use earthverse_model_provider::{Message, TokenUsage};
 use earthverse_package_model::Release;
 use earthverse_rubric_judge::RunContext;
-use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolContext};
+use earthverse_tool_registry::{Registry, ResearchToolsConfig};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::Duration;
 
 /// Most steps the loop takes before it gives up.
 pub const MAX_STEPS: u32 = 8;
 
-/// Runs `task_id` with a plain loop: a policy function (here the
-/// heat-ledger procedure of [`crate::provider`]) picks the next action,
-/// the [`Registry`] (research tools plus [`ThresholdExceedance`]) runs it,
-/// and the loop keeps the record. `system` names the run.
+/// The user's loop: a policy function (here the heat-ledger procedure of
+/// [`crate::provider`]) picks the next action, the [`Registry`] (research
+/// tools plus [`ThresholdExceedance`]) runs it, the builder keeps the
+/// record.
+pub struct OwnLoop {
+    system: String,
+    registry: Registry,
+    /// Pause after each step (to make a batch slow enough to kill in a test).
+    pub step_delay: Duration,
+}
+
+impl OwnLoop {
+    /// The loop, named `system` in its records.
+    ///
+    /// # Errors
+    /// When the custom tool cannot be registered.
+    pub fn new(system: &str) -> anyhow::Result<Self> {
+        let mut registry = Registry::with_research_tools(ResearchToolsConfig::default());
+        registry.register(Arc::new(ThresholdExceedance))?;
+        Ok(Self {
+            system: system.to_owned(),
+            registry,
+            step_delay: Duration::ZERO,
+        })
+    }
+}
+
+#[async_trait]
+impl Solver for OwnLoop {
+    fn id(&self) -> String {
+        self.system.clone()
+    }
+
+    async fn solve(&self, task: &TaskInput) -> RunRecord {
+        let ctx = task.tool_context();
+        let mut run = RunRecordBuilder::new(&task.task_id, &self.system);
+        let mut messages = vec![Message::user(task.question.clone())];
+        for step in 1..=MAX_STEPS {
+            tokio::time::sleep(self.step_delay).await;
+            let reply_text = heat_ledger_policy(&messages);
+            run.model_round(&TokenUsage::default());
+            let Ok(reply) = serde_json::from_str::<Value>(&reply_text) else {
+                let answer = FinalAnswer::fallback("error", "format_error");
+                return run.finish(answer, TerminationReason::FormatError, Some(reply_text));
+            };
+            messages.push(Message::assistant(reply_text));
+            if reply["action"] == "final_answer" {
+                return run.finish(final_answer(&reply), TerminationReason::ModelFinal, None);
+            }
+            let tool = reply["tool"].as_str().unwrap_or_default().to_owned();
+            let record = self.registry.call(&ctx, &tool, reply["args"].clone()).await;
+            let output = serde_json::to_string_pretty(&record.envelope.output).unwrap_or_default();
+            run.tool_call(ToolCallRecord {
+                step,
+                tool: tool.clone(),
+                ok: record.envelope.ok,
+                reason: reply["reason"].as_str().unwrap_or_default().to_owned(),
+                args: record.args.clone(),
+                output: TextField::new(&output, None),
+                code: TextField::default(),
+                stdout: TextField::default(),
+                stderr: TextField::default(),
+                returncode: None,
+                warnings: record.envelope.warnings.clone(),
+                evidence_files: record.evidence_files.clone(),
+            });
+            messages.push(Message::user(format!(
+                "Observation for step {step} ({tool}):\n{}",
+                record.envelope.envelope_json()
+            )));
+        }
+        let answer = FinalAnswer::fallback("budget_exhausted", "round_limit");
+        run.finish(answer, TerminationReason::RoundLimitFallback, None)
+    }
+}
+
+fn final_answer(reply: &Value) -> FinalAnswer {
+    FinalAnswer {
+        final_answer: reply.get("final_answer").cloned().unwrap_or(json!({})),
+        confidence: reply["confidence"].as_f64(),
+        evidence: reply["evidence"].as_array().cloned().unwrap_or_default(),
+        reasoning_summary: strings(&reply["reasoning_summary"]),
+        unsupported_or_unresolved: strings(&reply["unsupported_or_unresolved"]),
+    }
+}
+
+/// Runs [`OwnLoop`] over every task of the release with our batch runner:
+/// records go to `<out>/<system>/<task_id>/`, finished tasks are skipped on
+/// a rerun, a killed batch resumes, `shard` keeps one part of a split.
 ///
 /// # Errors
-/// Unreadable release, unknown task, or a tool that cannot be registered.
-pub async fn run_own_loop(
+/// Unreadable release, or an output directory that cannot be written.
+pub async fn run_own_loop_batch(
     release_root: &Path,
-    task_id: &str,
+    out: &Path,
     system: &str,
-    scratch: &Path,
-) -> anyhow::Result<RunRecord> {
-    let started = Instant::now();
+    concurrency: usize,
+    shard: Option<Shard>,
+    step_delay: Duration,
+) -> anyhow::Result<BatchSummary> {
     let release = Release::load(release_root)?;
-    let task = release
-        .task(task_id)
-        .ok_or_else(|| anyhow::anyhow!("{} has no task {task_id}", release_root.display()))?;
-    let mut registry = Registry::with_research_tools(ResearchToolsConfig::default());
-    registry.register(Arc::new(ThresholdExceedance))?;
-    let mut ctx = ToolContext::new(release.package_dir(&task.event_id), scratch);
-    ctx.package_id = task.event_id.clone();
-
-    let mut messages = vec![Message::user(task.question.clone())];
-    let mut calls = Vec::new();
-    let mut evidence = BTreeSet::new();
-    let mut rounds = 0;
-    let mut final_reply = Value::Null;
-    for step in 1..=MAX_STEPS {
-        rounds += 1;
-        let reply_text = heat_ledger_policy(&messages);
-        let reply: Value = serde_json::from_str(&reply_text)?;
-        messages.push(Message::assistant(reply_text));
-        if reply["action"] == "final_answer" {
-            final_reply = reply;
-            break;
-        }
-        let tool = reply["tool"].as_str().unwrap_or_default().to_owned();
-        let record = registry.call(&ctx, &tool, reply["args"].clone()).await;
-        let envelope = record.envelope.envelope_json();
-        evidence.extend(record.evidence_files.iter().cloned());
-        calls.push(ToolCallRecord {
-            step,
-            tool: tool.clone(),
-            ok: record.envelope.ok,
-            reason: reply["reason"].as_str().unwrap_or_default().to_owned(),
-            args: record.args.clone(),
-            output: TextField::new(
-                &serde_json::to_string_pretty(&record.envelope.output)?,
-                None,
-            ),
-            code: TextField::default(),
-            stdout: TextField::default(),
-            stderr: TextField::default(),
-            returncode: None,
-            warnings: record.envelope.warnings.clone(),
-            evidence_files: record.evidence_files.clone(),
-        });
-        messages.push(Message::user(format!(
-            "Observation for step {step} ({tool}):\n{envelope}"
-        )));
-    }
-    let finished = final_reply["action"] == "final_answer";
-    let count = |names: &[&str]| {
-        calls
-            .iter()
-            .filter(|c| names.contains(&c.tool.as_str()))
-            .count() as u32
-    };
-    let trajectory = Trajectory {
-        task_id: task.task_id.clone(),
-        model_id: system.to_owned(),
-        model_name: system.to_owned(),
-        scores: json!({}),
-        diagnostics: Diagnostics {
-            run_status: if finished { "ok" } else { "error" }.into(),
-            termination_reason: Some(
-                if finished {
-                    "model_final"
-                } else {
-                    "round_limit"
-                }
-                .into(),
-            ),
-            latency_s: started.elapsed().as_secs_f64(),
-            tool_calls: calls.len() as u32,
-            model_rounds: rounds,
-            file_reads: count(&["read_text_file", "summarize_table_or_json", "inspect_image"]),
-            unique_evidence_files: evidence.len() as u32,
-            python_calls: count(&["python_exec"]),
-            tool_errors: calls.iter().filter(|c| !c.ok).count() as u32,
-            prompt_tokens: 0,
-            completion_tokens: 0,
-            total_tokens: 0,
-            cached_tokens: None,
-            cost_usd: None,
-            error: (!finished).then(|| format!("no final answer in {MAX_STEPS} steps")),
-        },
-        tool_calls: calls,
-        evidence: final_reply["evidence"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default(),
-        reasoning_summary: strings(&final_reply["reasoning_summary"]),
-        unsupported_or_unresolved: strings(&final_reply["unsupported_or_unresolved"]),
-        final_answer: final_reply
-            .get("final_answer")
-            .cloned()
-            .unwrap_or(json!({})),
-        judge_rationale: None,
-        environment: None,
-    };
-    Ok(RunRecord {
-        trajectory,
-        confidence: final_reply["confidence"].as_f64(),
-        conversation: Vec::new(),
-        model_calls: Vec::new(),
-        notes: RunNotes::default(),
-        snippets: Vec::new(),
-        settings: ControllerSettings::default(),
-    })
+    let tasks: Vec<TaskInput> = release
+        .tasks()
+        .iter()
+        .map(|task| TaskInput {
+            task_id: task.task_id.clone(),
+            event_id: task.event_id.clone(),
+            question: task.question.clone(),
+            package_root: release.package_dir(&task.event_id),
+            question_path: None,
+            scratch_dir: out.join("scratch"),
+        })
+        .collect();
+    let mut solver = OwnLoop::new(system)?;
+    solver.step_delay = step_delay;
+    let mut batch = BatchSettings::new(out, system);
+    batch.concurrency = concurrency;
+    batch.shard = shard;
+    Ok(run_batch(tasks, Arc::new(solver), batch, Arc::new(NoProgress)).await?)
 }
 
 fn strings(value: &Value) -> Vec<String> {

@@ -73,13 +73,11 @@
 //! A pod restarted by `OnFailure` resumes its shard: finished tasks are
 //! skipped, and the dead pod's locks are stale after `stale_lock_after`.
 
-use crate::controller::{Controller, TaskInput};
+use crate::controller::TaskInput;
 use crate::error::{ControllerError, Result};
 use crate::record::RunRecord;
-use crate::settings::ControllerSettings;
-use crate::toolbox::ToolBox;
+use crate::solver::Solver;
 use crate::Trajectory;
-use earthverse_model_provider::ChatModel;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -191,28 +189,6 @@ pub fn sanitize(name: &str) -> String {
     }
 }
 
-/// The model, tools and settings for one task.
-pub struct Agent {
-    /// The model.
-    pub model: Arc<dyn ChatModel>,
-    /// The tools.
-    pub tools: Arc<dyn ToolBox>,
-    /// Controller settings for this task.
-    pub settings: ControllerSettings,
-}
-
-/// Builds the agent of each task (a replayed run differs per task; a live
-/// model is usually shared).
-pub trait AgentFactory: Send + Sync {
-    /// The agent for `task`, or why it cannot be built (the task then gets
-    /// an `error` record).
-    fn agent(&self, task: &TaskInput) -> std::result::Result<Agent, String>;
-
-    /// The `model_id` written into error records of tasks whose agent could
-    /// not be built.
-    fn model_id(&self) -> String;
-}
-
 /// What happened to one task.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -235,7 +211,7 @@ pub struct TaskOutcome {
     /// Status.
     pub status: TaskStatus,
     /// Termination reason of a run.
-    pub termination_reason: Option<String>,
+    pub termination_reason: Option<crate::record::TerminationReason>,
     /// Cost of a run.
     pub cost_usd: Option<f64>,
     /// Wall time of a run.
@@ -283,10 +259,12 @@ pub fn is_done(task_dir: &Path) -> bool {
         .unwrap_or(false)
 }
 
-/// Runs `tasks` (filtered by the shard) and returns the totals.
+/// Runs `tasks` (filtered by the shard) with `solver` and returns the
+/// totals. Any [`Solver`] works: our `Controller`, an
+/// [`crate::AgentFactory`], or a user's own loop.
 pub async fn run_batch(
     tasks: Vec<TaskInput>,
-    factory: Arc<dyn AgentFactory>,
+    solver: Arc<dyn Solver>,
     settings: BatchSettings,
     observer: Arc<dyn BatchObserver>,
 ) -> Result<BatchSummary> {
@@ -324,11 +302,11 @@ pub async fn run_batch(
                     task_id: task.task_id.clone(),
                     message: "the batch semaphore closed".into(),
                 })?;
-        let factory = factory.clone();
+        let solver = solver.clone();
         let settings = settings.clone();
         let observer = observer.clone();
         set.spawn(async move {
-            let outcome = run_one(task, factory, &settings, observer.as_ref()).await;
+            let outcome = run_one(task, solver, &settings, observer.as_ref()).await;
             drop(permit);
             observer.finished(&outcome);
             outcome
@@ -367,7 +345,7 @@ fn collect(
 
 async fn run_one(
     mut task: TaskInput,
-    factory: Arc<dyn AgentFactory>,
+    solver: Arc<dyn Solver>,
     settings: &BatchSettings,
     observer: &dyn BatchObserver,
 ) -> TaskOutcome {
@@ -402,27 +380,20 @@ async fn run_one(
     let record = match std::fs::create_dir_all(&task.scratch_dir) {
         Err(e) => RunRecord::error(
             &task.task_id,
-            &factory.model_id(),
+            &solver.id(),
             &format!("cannot create {}: {e}", task.scratch_dir.display()),
         ),
-        Ok(()) => match factory.agent(&task) {
-            Err(message) => RunRecord::error(&task.task_id, &factory.model_id(), &message),
-            Ok(agent) => {
-                let model_id = factory.model_id();
-                let task_id = task.task_id.clone();
-                let handle = tokio::spawn(async move {
-                    Controller::new(agent.model, agent.tools, agent.settings)
-                        .run_task(&task)
-                        .await
-                });
-                match handle.await {
-                    Ok(record) => record,
-                    Err(e) => {
-                        RunRecord::error(&task_id, &model_id, &format!("the run panicked: {e}"))
-                    }
+        Ok(()) => {
+            let task_id = task.task_id.clone();
+            let running = solver.clone();
+            // A panicking solver ends in an `error` record, not a lost task.
+            match tokio::spawn(async move { running.solve(&task).await }).await {
+                Ok(record) => record,
+                Err(e) => {
+                    RunRecord::error(&task_id, &solver.id(), &format!("the run panicked: {e}"))
                 }
             }
-        },
+        }
     };
     let d = &record.trajectory.diagnostics;
     let mut outcome = TaskOutcome {

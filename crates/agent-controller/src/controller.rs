@@ -13,8 +13,8 @@ use crate::context::{build_context, Entry, EntryKind};
 use crate::prompts;
 use crate::protocol::{parse_reply, Action, FinalAnswer, ToolAction};
 use crate::record::{
-    Diagnostics, ModelCallLog, RunNotes, RunRecord, Snippet, TextField, ToolCallRecord, Trajectory,
-    STATUS_ERROR, STATUS_OK,
+    ModelCallLog, RunNotes, RunRecord, RunRecordBuilder, Snippet, TerminationReason, TextField,
+    ToolCallRecord,
 };
 use crate::settings::{ControllerSettings, Protocol};
 use crate::text::{cap_head, char_len};
@@ -26,7 +26,7 @@ use earthverse_model_provider::{
 use earthverse_tool_registry::{CallStatus, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 use sha1::{Digest, Sha1};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
@@ -126,17 +126,15 @@ enum CallError {
     Provider(String),
 }
 
-struct Run<'a> {
-    task: &'a TaskInput,
+struct Run {
     ctx: ToolContext,
     release_prefix: String,
     history: Vec<Entry>,
-    records: Vec<ToolCallRecord>,
+    /// Tool calls, model rounds and usage: the diagnostics derive from it.
+    builder: RunRecordBuilder,
     model_calls: Vec<ModelCallLog>,
     snippets: Vec<Snippet>,
     notes: RunNotes,
-    usage: TokenUsage,
-    rounds: u32,
     step: u32,
     specialist_seen: HashSet<String>,
     specialist_counted: usize,
@@ -161,7 +159,9 @@ impl Controller {
         &self.settings
     }
 
-    fn model_id(&self) -> String {
+    /// The `model_id` its records carry: the settings' override, else the
+    /// model's own id.
+    pub fn model_id(&self) -> String {
         self.settings
             .model_id
             .clone()
@@ -194,7 +194,6 @@ impl Controller {
             &self.tools.catalogue(),
         );
         let mut run = Run {
-            task,
             ctx: task.tool_context(),
             release_prefix: task.release_prefix(),
             history: vec![
@@ -207,7 +206,12 @@ impl Controller {
                     kind: EntryKind::Task,
                 },
             ],
-            records: Vec::new(),
+            builder: RunRecordBuilder::new(task.task_id.clone(), self.model_id())
+                .started_at(start)
+                .model_name(self.settings.model_name.clone())
+                .price(self.settings.price)
+                .environment(self.settings.environment.clone())
+                .settings(self.settings.clone()),
             model_calls: Vec::new(),
             snippets: Vec::new(),
             notes: RunNotes {
@@ -218,8 +222,6 @@ impl Controller {
                 specialist_calls_counted: self.settings.required_tools.as_ref().map(|_| 0),
                 ..RunNotes::default()
             },
-            usage: TokenUsage::default(),
-            rounds: 0,
             step: 0,
             specialist_seen: HashSet::new(),
             specialist_counted: 0,
@@ -381,19 +383,19 @@ impl Controller {
             }
         };
 
-        let (answer, run_status, termination, error) = match stop {
-            Stop::Final(answer) => (answer, STATUS_OK, "model_final".to_string(), None),
+        let (answer, termination, error) = match stop {
+            Stop::Final(answer) => (answer, TerminationReason::ModelFinal, None),
             Stop::Budget(reason) => {
                 run.notes.forced_finalization = true;
                 run.notes
                     .events
                     .push(format!("{reason}: forced finalisation call"));
+                let budget = TerminationReason::from_name(reason);
                 match self.finalize(&mut run, reason, task_deadline).await {
-                    Some(answer) => (answer, STATUS_OK, reason.to_string(), None),
+                    Some(answer) => (answer, budget, None),
                     None => (
                         FinalAnswer::fallback("budget_exhausted", reason),
-                        STATUS_OK,
-                        format!("{reason}_fallback"),
+                        budget.fallback(),
                         None,
                     ),
                 }
@@ -402,16 +404,28 @@ impl Controller {
                 run.notes.events.push(format!("run failed: {message}"));
                 (
                     FinalAnswer::fallback("error", reason),
-                    STATUS_ERROR,
-                    reason.to_string(),
+                    TerminationReason::from_name(reason),
                     Some(message),
                 )
             }
         };
-        self.finish(run, answer, run_status, termination, error, start)
+        let Run {
+            history,
+            builder,
+            model_calls,
+            snippets,
+            notes,
+            ..
+        } = run;
+        let mut record = builder.finish(answer, termination, error);
+        record.conversation = history;
+        record.model_calls = model_calls;
+        record.notes = notes;
+        record.snippets = snippets;
+        record
     }
 
-    fn end_review(&self, run: &mut Run<'_>, phase: Phase, why: &str) -> Stop {
+    fn end_review(&self, run: &mut Run, phase: Phase, why: &str) -> Stop {
         run.notes
             .events
             .push(format!("review ended ({why}); the draft answer stands"));
@@ -504,7 +518,7 @@ impl Controller {
 
     async fn call_model(
         &self,
-        run: &mut Run<'_>,
+        run: &mut Run,
         phase: &str,
         tools: Vec<ToolDefinition>,
         deadline: Instant,
@@ -575,10 +589,7 @@ impl Controller {
                 Err(CallError::Provider(message))
             }
             Ok(Ok(response)) => {
-                run.rounds += 1;
-                run.usage.prompt_tokens += response.usage.prompt_tokens;
-                run.usage.completion_tokens += response.usage.completion_tokens;
-                run.usage.cached_tokens += response.usage.cached_tokens;
+                run.builder.model_round(&response.usage);
                 run.notes.provider_retries += response.retries.len() as u32;
                 log.text = response.text.clone();
                 log.tool_calls = response.tool_calls.clone();
@@ -595,7 +606,7 @@ impl Controller {
 
     async fn execute(
         &self,
-        run: &mut Run<'_>,
+        run: &mut Run,
         call: ToolAction,
         native: Option<&ToolCall>,
         deadline: Instant,
@@ -679,10 +690,10 @@ impl Controller {
             },
         });
         let record = self.tool_record(run, step, call, &envelope, evidence);
-        run.records.push(record);
+        run.builder.tool_call(record);
     }
 
-    fn release_path(&self, run: &Run<'_>, path: &str) -> String {
+    fn release_path(&self, run: &Run, path: &str) -> String {
         if run.release_prefix.is_empty() || path.starts_with("event_packages/") {
             path.to_string()
         } else {
@@ -692,7 +703,7 @@ impl Controller {
 
     fn tool_record(
         &self,
-        run: &mut Run<'_>,
+        run: &mut Run,
         step: u32,
         call: ToolAction,
         envelope: &ToolOutput,
@@ -751,7 +762,7 @@ impl Controller {
         record
     }
 
-    fn count_specialist(&self, run: &mut Run<'_>, call: &ToolAction, envelope: &ToolOutput) {
+    fn count_specialist(&self, run: &mut Run, call: &ToolAction, envelope: &ToolOutput) {
         let Some(policy) = &self.settings.required_tools else {
             return;
         };
@@ -774,7 +785,7 @@ impl Controller {
         run.notes.specialist_calls_counted = Some(run.specialist_counted.min(policy.max_counted));
     }
 
-    fn policy_refusal(&self, run: &Run<'_>) -> Option<String> {
+    fn policy_refusal(&self, run: &Run) -> Option<String> {
         let policy = self.settings.required_tools.as_ref()?;
         let counted = run.specialist_counted.min(policy.max_counted);
         if counted >= policy.min_successful {
@@ -800,7 +811,7 @@ impl Controller {
 
     async fn finalize(
         &self,
-        run: &mut Run<'_>,
+        run: &mut Run,
         reason: &str,
         task_deadline: Instant,
     ) -> Option<FinalAnswer> {
@@ -837,90 +848,16 @@ impl Controller {
             }
         }
     }
-
-    fn finish(
-        &self,
-        run: Run<'_>,
-        answer: FinalAnswer,
-        run_status: &str,
-        termination: String,
-        error: Option<String>,
-        start: Instant,
-    ) -> RunRecord {
-        let records = run.records;
-        let count = |names: &[&str]| {
-            records
-                .iter()
-                .filter(|r| names.contains(&r.tool.as_str()))
-                .count() as u32
-        };
-        let unique: BTreeSet<&str> = records
-            .iter()
-            .flat_map(|r| r.evidence_files.iter().map(String::as_str))
-            .collect();
-        let usage = run.usage;
-        let diagnostics = Diagnostics {
-            run_status: run_status.to_string(),
-            termination_reason: Some(termination),
-            latency_s: round3(start.elapsed().as_secs_f64()),
-            tool_calls: records.len() as u32,
-            model_rounds: run.rounds,
-            file_reads: count(&["read_text_file", "summarize_table_or_json", "inspect_image"]),
-            unique_evidence_files: unique.len() as u32,
-            python_calls: count(&["python_exec"]),
-            tool_errors: records.iter().filter(|r| !r.ok).count() as u32,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            total_tokens: usage.total(),
-            cached_tokens: Some(usage.cached_tokens),
-            cost_usd: self.settings.price.map(|p| {
-                p.cost(
-                    usage.prompt_tokens,
-                    usage.cached_tokens,
-                    usage.completion_tokens,
-                )
-            }),
-            error,
-        };
-        let model_id = self.model_id();
-        let trajectory = Trajectory {
-            task_id: run.task.task_id.clone(),
-            model_name: self
-                .settings
-                .model_name
-                .clone()
-                .unwrap_or_else(|| model_id.clone()),
-            model_id,
-            scores: Value::Object(serde_json::Map::new()),
-            diagnostics,
-            tool_calls: records,
-            evidence: answer.evidence,
-            reasoning_summary: answer.reasoning_summary,
-            unsupported_or_unresolved: answer.unsupported_or_unresolved,
-            final_answer: answer.final_answer,
-            judge_rationale: None,
-            environment: self.settings.environment.clone(),
-        };
-        RunRecord {
-            trajectory,
-            confidence: answer.confidence,
-            conversation: run.history,
-            model_calls: run.model_calls,
-            notes: run.notes,
-            snippets: run.snippets,
-            settings: self.settings.clone(),
-        }
-    }
 }
 
-fn push_harness(run: &mut Run<'_>, text: String) {
+fn push_harness(run: &mut Run, text: String) {
     run.history.push(Entry {
         message: Message::user(text),
         kind: EntryKind::Harness,
     });
 }
 
-fn push_tool_reply(run: &mut Run<'_>, call: &ToolCall, text: &str) {
+fn push_tool_reply(run: &mut Run, call: &ToolCall, text: &str) {
     run.history.push(Entry {
         message: Message {
             role: Role::Tool,
@@ -949,8 +886,4 @@ fn canonical(value: &Value) -> String {
         }
         other => other.to_string(),
     }
-}
-
-fn round3(x: f64) -> f64 {
-    (x * 1000.0).round() / 1000.0
 }

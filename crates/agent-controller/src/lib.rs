@@ -15,6 +15,12 @@
 //! - [`RunRecord`] holds `trajectory.json` ([`Trajectory`], the schema of
 //!   the public recorded runs) and the reference runner's `answer.md`,
 //!   `tool_trace.md`, `run_notes.md` and `raw_conversation.json`.
+//! - [`Solver`] is the seam the batch runner drives: one task in, one
+//!   [`RunRecord`] out. [`Controller`] implements it, every
+//!   [`AgentFactory`] does, and so can a user's own loop, which then gets
+//!   resume, locks, sharding, progress and the run record for free;
+//!   [`RunRecordBuilder`] derives the record's diagnostics from the steps a
+//!   solver reports.
 //! - [`batch`] runs many tasks with bounded concurrency, resume, per-task
 //!   locks, deterministic sharding and atomic writes.
 //!
@@ -66,7 +72,8 @@
 //!     question_path: None, scratch_dir: std::env::temp_dir() };
 //! let record = controller.run_task(&task).await;
 //! let d = &record.trajectory.diagnostics;
-//! assert_eq!((d.run_status.as_str(), d.termination_reason.as_deref()), ("ok", Some("model_final")));
+//! assert_eq!(d.run_status, earthverse_agent_controller::RunStatus::Ok);
+//! assert_eq!(d.termination_reason, Some(earthverse_agent_controller::TerminationReason::ModelFinal));
 //! assert_eq!(record.trajectory.tool_calls[0].output.text, "{\n  \"chars\": 5\n}");
 //! assert_eq!(record.trajectory.final_answer, json!({"chars": 5}));
 //! # });
@@ -81,13 +88,18 @@ pub mod prompts;
 pub mod protocol;
 pub mod record;
 pub mod settings;
+mod solver;
 pub mod text;
 mod toolbox;
 
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
-pub use record::{Diagnostics, RunEnvironment, RunRecord, ToolCallRecord, Trajectory};
+pub use record::{
+    Diagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus, TerminationReason,
+    ToolCallRecord, Trajectory,
+};
 pub use settings::{
     Budgets, ContextPolicy, ControllerSettings, Price, Protocol, RequiredToolPolicy, ReviewSettings,
 };
+pub use solver::{Agent, AgentError, AgentFactory, Solver};
 pub use toolbox::{render_catalogue, ToolBox, ToolCallOutcome};

@@ -13,10 +13,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-/// `run_status` of a run that finished with an answer (possibly a fallback).
-pub const STATUS_OK: &str = "ok";
-/// `run_status` of a run that failed; it scores zero.
-pub const STATUS_ERROR: &str = "error";
+pub use earthverse_package_model::{RunStatus, TerminationReason};
 
 /// A text field of a recorded tool call (`{text, truncated, original_chars}`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -92,11 +89,11 @@ pub struct ToolCallRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diagnostics {
     /// `ok` or `error`.
-    pub run_status: String,
+    pub run_status: RunStatus,
     /// `model_final`, `round_limit`, `research_time_limit`, those with
     /// `_fallback`; for failed runs `format_error`, `model_error` or
     /// `controller_error`.
-    pub termination_reason: Option<String>,
+    pub termination_reason: Option<TerminationReason>,
     /// Wall time of the run in seconds.
     pub latency_s: f64,
     /// Tool calls made.
@@ -188,7 +185,7 @@ impl Trajectory {
 
     /// Whether the run finished (`run_status: ok`).
     pub fn is_ok(&self) -> bool {
-        self.diagnostics.run_status == STATUS_OK
+        self.diagnostics.run_status == RunStatus::Ok
     }
 }
 
@@ -290,8 +287,8 @@ impl RunRecord {
                 model_name: model_id.to_string(),
                 scores: empty_object(),
                 diagnostics: Diagnostics {
-                    run_status: STATUS_ERROR.into(),
-                    termination_reason: Some("controller_error".into()),
+                    run_status: RunStatus::Error,
+                    termination_reason: Some(TerminationReason::ControllerError),
                     latency_s: 0.0,
                     tool_calls: 0,
                     model_rounds: 0,
@@ -358,7 +355,10 @@ impl RunRecord {
             t.task_id,
             t.model_id,
             t.diagnostics.run_status,
-            t.diagnostics.termination_reason.as_deref().unwrap_or("none"),
+            t.diagnostics
+                .termination_reason
+                .as_ref()
+                .map_or_else(|| "none".to_string(), TerminationReason::name),
             serde_json::to_string_pretty(&t.final_answer).unwrap_or_default()
         );
         if let Some(c) = self.confidence {
@@ -421,10 +421,13 @@ impl RunRecord {
             self.trajectory.task_id, self.trajectory.model_id
         );
         let rows: Vec<(&str, String)> = vec![
-            ("run_status", d.run_status.clone()),
+            ("run_status", d.run_status.to_string()),
             (
                 "termination_reason",
-                d.termination_reason.clone().unwrap_or_default(),
+                d.termination_reason
+                    .as_ref()
+                    .map(TerminationReason::name)
+                    .unwrap_or_default(),
             ),
             ("latency_s", format!("{:.3}", d.latency_s)),
             ("model_rounds", d.model_rounds.to_string()),
@@ -502,4 +505,175 @@ pub fn write_json_atomic<T: Serialize + ?Sized>(path: &Path, value: &T) -> Resul
         source,
     })?;
     write_atomic(path, text.as_bytes())
+}
+
+/// Builds a run record from the steps a solver reports (each successful
+/// model call with its token usage, each tool call), deriving every
+/// diagnostics figure the public records hold (rounds, calls, reads,
+/// distinct evidence files, Python calls, tool errors, tokens, cost,
+/// latency), so a solver never fills them by hand. Our `Controller` builds
+/// its records with it; so can any other [`crate::Solver`].
+#[derive(Debug, Clone)]
+pub struct RunRecordBuilder {
+    task_id: String,
+    model_id: String,
+    model_name: Option<String>,
+    started: std::time::Instant,
+    rounds: u32,
+    usage: TokenUsage,
+    tool_calls: Vec<ToolCallRecord>,
+    price: Option<crate::settings::Price>,
+    environment: Option<RunEnvironment>,
+    settings: ControllerSettings,
+}
+
+impl RunRecordBuilder {
+    /// A run of `model_id` on `task_id`, starting now.
+    pub fn new(task_id: impl Into<String>, model_id: impl Into<String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            model_id: model_id.into(),
+            model_name: None,
+            started: std::time::Instant::now(),
+            rounds: 0,
+            usage: TokenUsage::default(),
+            tool_calls: Vec::new(),
+            price: None,
+            environment: None,
+            settings: ControllerSettings::default(),
+        }
+    }
+
+    /// The run started at `started` (latency is measured from it).
+    pub fn started_at(mut self, started: std::time::Instant) -> Self {
+        self.started = started;
+        self
+    }
+
+    /// Display name (default: the model id).
+    pub fn model_name(mut self, name: Option<String>) -> Self {
+        self.model_name = name;
+        self
+    }
+
+    /// Price for `cost_usd` (`None` writes `null`).
+    pub fn price(mut self, price: Option<crate::settings::Price>) -> Self {
+        self.price = price;
+        self
+    }
+
+    /// What the tools ran on (`environment` of the record).
+    pub fn environment(mut self, environment: Option<RunEnvironment>) -> Self {
+        self.environment = environment;
+        self
+    }
+
+    /// The settings written into `raw_conversation.json`.
+    pub fn settings(mut self, settings: ControllerSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// One successful model call and its usage.
+    pub fn model_round(&mut self, usage: &TokenUsage) {
+        self.rounds += 1;
+        self.usage.prompt_tokens += usage.prompt_tokens;
+        self.usage.completion_tokens += usage.completion_tokens;
+        self.usage.cached_tokens += usage.cached_tokens;
+    }
+
+    /// One tool call, failed ones included.
+    pub fn tool_call(&mut self, record: ToolCallRecord) {
+        self.tool_calls.push(record);
+    }
+
+    /// The tool calls so far.
+    pub fn tool_calls(&self) -> &[ToolCallRecord] {
+        &self.tool_calls
+    }
+
+    /// The diagnostics of the run so far, ended with `status` for
+    /// `termination` (and, for a failed run, `error`).
+    pub fn diagnostics(
+        &self,
+        status: RunStatus,
+        termination: TerminationReason,
+        error: Option<String>,
+    ) -> Diagnostics {
+        let records = &self.tool_calls;
+        let count = |names: &[&str]| {
+            records
+                .iter()
+                .filter(|r| names.contains(&r.tool.as_str()))
+                .count() as u32
+        };
+        let unique: std::collections::BTreeSet<&str> = records
+            .iter()
+            .flat_map(|r| r.evidence_files.iter().map(String::as_str))
+            .collect();
+        let usage = self.usage;
+        Diagnostics {
+            run_status: status,
+            termination_reason: Some(termination),
+            latency_s: (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
+            tool_calls: records.len() as u32,
+            model_rounds: self.rounds,
+            file_reads: count(&["read_text_file", "summarize_table_or_json", "inspect_image"]),
+            unique_evidence_files: unique.len() as u32,
+            python_calls: count(&["python_exec"]),
+            tool_errors: records.iter().filter(|r| !r.ok).count() as u32,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            total_tokens: usage.total(),
+            cached_tokens: Some(usage.cached_tokens),
+            cost_usd: self.price.map(|p| {
+                p.cost(
+                    usage.prompt_tokens,
+                    usage.cached_tokens,
+                    usage.completion_tokens,
+                )
+            }),
+            error,
+        }
+    }
+
+    /// The record of a run that ended with `answer`: `ok` unless
+    /// `termination` is a failure (`format_error`, `model_error`,
+    /// `controller_error`), with `error` saying why.
+    pub fn finish(
+        self,
+        answer: crate::protocol::FinalAnswer,
+        termination: TerminationReason,
+        error: Option<String>,
+    ) -> RunRecord {
+        let status = if termination.is_failure() {
+            RunStatus::Error
+        } else {
+            RunStatus::Ok
+        };
+        let diagnostics = self.diagnostics(status, termination, error);
+        let model_name = self.model_name.unwrap_or_else(|| self.model_id.clone());
+        RunRecord {
+            trajectory: Trajectory {
+                task_id: self.task_id,
+                model_id: self.model_id,
+                model_name,
+                scores: empty_object(),
+                diagnostics,
+                tool_calls: self.tool_calls,
+                evidence: answer.evidence,
+                reasoning_summary: answer.reasoning_summary,
+                unsupported_or_unresolved: answer.unsupported_or_unresolved,
+                final_answer: answer.final_answer,
+                judge_rationale: None,
+                environment: self.environment,
+            },
+            confidence: answer.confidence,
+            conversation: Vec::new(),
+            model_calls: Vec::new(),
+            notes: RunNotes::default(),
+            snippets: Vec::new(),
+            settings: self.settings,
+        }
+    }
 }

@@ -8,6 +8,7 @@
 )]
 
 use async_trait::async_trait;
+use earthverse_agent_controller::TerminationReason;
 use earthverse_agent_controller::{
     Controller, ControllerSettings, Protocol, RequiredToolPolicy, RunRecord, TaskInput, ToolBox,
     ToolCallOutcome,
@@ -169,7 +170,9 @@ fn status(r: &RunRecord) -> (&str, &str) {
     let d = &r.trajectory.diagnostics;
     (
         d.run_status.as_str(),
-        d.termination_reason.as_deref().unwrap_or(""),
+        d.termination_reason
+            .as_ref()
+            .map_or("", TerminationReason::as_str),
     )
 }
 

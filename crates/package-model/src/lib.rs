@@ -72,7 +72,9 @@ pub use release::{
     load_recorded_answers_with_errors, load_recorded_runs, load_recorded_runs_with_errors,
     LoadError, RecordedAnswer, RecordedAnswerEntry, RecordedRunEntry, Release,
 };
-pub use run::{RecordedRun, RecordedToolCall, RunDiagnostics, RunScores};
+pub use run::{
+    RecordedRun, RecordedToolCall, RunDiagnostics, RunScores, RunStatus, TerminationReason,
+};
 pub use sniff::{sniff_bytes, sniff_file, FileKind};
 pub use task::{Criterion, Event, FileRecord, GroundTruth, Rubric, Task, Tolerance, ToleranceRule};
 pub use text::{extract_text, read_text_file};

@@ -451,10 +451,10 @@ pub fn evaluate_deterministic<S: UnitScorer + ?Sized>(
             &run.system,
             DETERMINISTIC_JUDGE_ID,
             empty_rubric_ledger(&task.rubric),
-            run.figures
+            &run.figures
                 .termination_reason
-                .as_deref()
-                .unwrap_or("run_status error"),
+                .as_ref()
+                .map_or_else(|| "run_status error".to_string(), |t| t.name()),
         );
         record.labels = task.labels.clone();
         record.trajectory = run.figures.clone();

@@ -252,11 +252,7 @@ impl RunContext {
             .unwrap_or_default();
         // Anything but "ok" (or no status at all) is a solver failure, and so
         // is a run without a final answer (§4.1: it scores zero).
-        let run_status = if (status.is_empty() || status == "ok") && !run.final_answer.is_null() {
-            RunStatus::Ok
-        } else {
-            RunStatus::Error
-        };
+        let run_status = RunStatus::from_recorded(Some(&status), !run.final_answer.is_null());
         let figures = TrajectoryFigures {
             model_rounds: diag.model_rounds,
             tool_calls: diag.tool_calls,
@@ -268,7 +264,7 @@ impl RunContext {
             prompt_tokens: diag.prompt_tokens,
             completion_tokens: diag.completion_tokens,
             total_tokens: diag.total_tokens(),
-            termination_reason: diag.termination_reason().map(str::to_string),
+            termination_reason: diag.termination(),
         };
         let tool_trace = run
             .tool_calls

@@ -121,10 +121,10 @@ impl Judge for LlmJudge {
                 &run.system,
                 &self.id,
                 ledger,
-                run.figures
+                &run.figures
                     .termination_reason
-                    .as_deref()
-                    .unwrap_or("run_status error"),
+                    .as_ref()
+                    .map_or_else(|| "run_status error".to_string(), |t| t.name()),
             );
             record.labels = task.labels.clone();
             record.trajectory = run.figures.clone();

@@ -53,15 +53,9 @@ impl Verdict {
 }
 
 /// Whether the solver run finished (paper §4.1: solver failures score zero
-/// and stay in the denominator).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The run produced a final answer.
-    Ok,
-    /// The run failed; every score is zero.
-    Error,
-}
+/// and stay in the denominator): the one type the run writer and every
+/// reader share.
+pub use earthverse_package_model::RunStatus;
 
 /// One answer unit of the ledger: a required field, value, label, ordering
 /// or conclusion and whether the final answer satisfied it.
@@ -142,7 +136,7 @@ pub struct TrajectoryFigures {
     pub total_tokens: Option<u64>,
     /// Termination reason (`model_final`, `round_limit`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination_reason: Option<String>,
+    pub termination_reason: Option<earthverse_package_model::TerminationReason>,
 }
 
 /// Task labels copied into the record for slicing (Table 8, difficulty and

@@ -464,7 +464,7 @@ fn find_runs_reads_run_records_skips_other_json_and_names_bad_files() {
     let runs = find_runs(&dir).expect("runs");
     let found: Vec<(&str, RunStatus)> = runs
         .iter()
-        .map(|r| (r.run.task_id.as_str(), r.run.run_status.clone()))
+        .map(|r| (r.run.task_id.as_str(), r.run.run_status))
         .collect();
     assert_eq!(
         found,

@@ -273,9 +273,11 @@ where
 pub fn assert_run_ok(run: &RunRecord) {
     let d = &run.trajectory.diagnostics;
     assert_eq!(
-        d.run_status, "ok",
+        d.run_status,
+        earthverse_agent_controller::RunStatus::Ok,
         "run of {} is not ok: {:?}",
-        run.trajectory.task_id, d.error
+        run.trajectory.task_id,
+        d.error
     );
     let answer = &run.trajectory.final_answer;
     assert!(
@@ -285,8 +287,8 @@ pub fn assert_run_ok(run: &RunRecord) {
     );
     assert!(
         d.termination_reason
-            .as_deref()
-            .is_some_and(|r| !r.is_empty()),
+            .as_ref()
+            .is_some_and(|r| !r.name().is_empty()),
         "run of {} has no termination reason",
         run.trajectory.task_id
     );

@@ -4,9 +4,12 @@
 
 use anyhow::{bail, Context};
 use earthverse_agent_controller::batch::{
-    run_batch, Agent, AgentFactory, BatchObserver, BatchSettings, Shard, TaskOutcome, TaskStatus,
+    run_batch, BatchObserver, BatchSettings, Shard, TaskOutcome, TaskStatus,
 };
-use earthverse_agent_controller::{ControllerSettings, Price, Protocol, TaskInput, ToolBox};
+use earthverse_agent_controller::{
+    Agent, AgentError, AgentFactory, ControllerSettings, Price, Protocol, Solver, TaskInput,
+    ToolBox,
+};
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, BaselineModel, ChatModel, OpenAiCompatible, OpenAiConfig,
     Pricing, ReplayModel, ScriptedModel,
@@ -140,18 +143,23 @@ struct Factory {
 }
 
 impl AgentFactory for Factory {
-    fn agent(&self, task: &TaskInput) -> Result<Agent, String> {
+    fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
         let mut settings = self.settings.clone();
         let model: Arc<dyn ChatModel> = match &self.kind {
             AgentKind::Baseline => Arc::new(BaselineModel::new()),
             AgentKind::Live(model) => model.clone(),
-            AgentKind::Scripted(file) => Arc::new(
-                file.model(&task.task_id)
-                    .ok_or_else(|| format!("no script for {}", task.task_id))?,
-            ),
+            AgentKind::Scripted(file) => {
+                Arc::new(
+                    file.model(&task.task_id)
+                        .ok_or_else(|| AgentError::NoAgentForTask {
+                            task_id: task.task_id.clone(),
+                            reason: "the script file has no replies for it".into(),
+                        })?,
+                )
+            }
             AgentKind::Replay(dir) => {
                 let path = dir.join(format!("{}.json", task.task_id));
-                let replay = ReplayModel::from_path(&path).map_err(|e| e.to_string())?;
+                let replay = ReplayModel::from_path(&path)?;
                 // A replay must be able to issue every recorded call.
                 settings.budgets.max_turns =
                     settings.budgets.max_turns.max(replay.turns() as u32 + 1);
@@ -279,7 +287,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             ..Default::default()
         });
     }
-    let factory = Arc::new(Factory {
+    let solver: Arc<dyn Solver> = Arc::new(Factory {
         kind,
         tools: Arc::new(registry),
         settings,
@@ -289,7 +297,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     batch.concurrency = args.concurrency.max(1);
     batch.shard = shard;
     let progress = Arc::new(Progress::new(args.quiet));
-    let summary = run_batch(inputs, factory, batch.clone(), progress.clone()).await?;
+    let summary = run_batch(inputs, solver, batch.clone(), progress.clone()).await?;
     progress.finish();
     println!(
         "{}: {} task(s) in shard; ran {} ok, {} error; {} already done; {} locked by another process; cost ${:.4}; records in {}",
