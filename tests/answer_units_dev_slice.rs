@@ -213,16 +213,15 @@ fn agreement_with_the_published_judge() {
             s.system, s.runs, s.ours, s.published
         );
     }
-    // Measured 2026-12-03 with the judge-like reading against the expert
-    // solution's Final Answer and canonical labels matched exactly:
-    // held-out MAE 8.67, Pearson 0.893, within10 68.4%; all runs MAE 9.46,
-    // Pearson 0.885 (third round: held-out 8.81, 0.892, 67.2%; against
-    // primary_gt only: 9.23, 0.882, 65.4%). Asserted a little below.
-    assert!(h.mae <= 9.0, "held-out MAE {}", h.mae);
-    assert!(h.pearson >= 0.885, "held-out Pearson {}", h.pearson);
-    assert!(h.within10 >= 66.0, "held-out within10 {}", h.within10);
-    assert!(a.mae <= 9.8, "all-runs MAE {}", a.mae);
-    assert!(a.pearson >= 0.875, "all-runs Pearson {}", a.pearson);
+    // Measured 2026-12-04 (the rules of the eighth round, unchanged since):
+    // held-out MAE 8.34, Pearson 0.902, within10 68.6%; all runs MAE 9.20,
+    // Pearson 0.893. The scorer is deterministic, so the guards sit just
+    // past these figures: any rule change that moves them shows here.
+    assert!(h.mae <= 8.40, "held-out MAE {}", h.mae);
+    assert!(h.pearson >= 0.900, "held-out Pearson {}", h.pearson);
+    assert!(h.within10 >= 68.0, "held-out within10 {}", h.within10);
+    assert!(a.mae <= 9.25, "all-runs MAE {}", a.mae);
+    assert!(a.pearson >= 0.890, "all-runs Pearson {}", a.pearson);
     // The solution's Final Answer brings the reading closer to the judge
     // on the events it was not tuned on.
     let h_gt = agreement(&held_out_primary_gt);

@@ -122,14 +122,13 @@ impl FromStr for Shard {
     }
 }
 
-/// FNV-1a, 64 bit: a stable hash (identical on every machine and version).
+/// FNV-1a, 64 bit (the `fnv` crate): a stable hash, identical on every
+/// machine and version.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash
+    use std::hash::Hasher;
+    let mut hash = fnv::FnvHasher::default();
+    hash.write(bytes);
+    hash.finish()
 }
 
 /// Settings of a batch.

@@ -212,12 +212,10 @@ fn ranks(values: &[f64]) -> Vec<f64> {
 /// assert_ne!(is_tuning_event("CSX-001"), is_tuning_event("CSX-006"));
 /// ```
 pub fn is_tuning_event(event_id: &str) -> bool {
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in event_id.bytes() {
-        hash ^= u64::from(b);
-        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    hash % 2 == 0
+    use std::hash::Hasher;
+    let mut hash = fnv::FnvHasher::default();
+    hash.write(event_id.as_bytes());
+    hash.finish() % 2 == 0
 }
 
 #[cfg(test)]

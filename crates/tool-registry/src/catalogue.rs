@@ -424,12 +424,10 @@ fn intended_use(f: ToolFamily) -> &'static str {
 /// A deterministic opaque name for position `i` (same tools, no meaning).
 fn opaque_name(i: usize, registry_name: &str) -> String {
     // FNV-1a of the name keeps the mapping stable across runs but unrelated to meaning.
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in registry_name.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x100000001b3);
-    }
-    format!("tool_{:03}_{:04x}", i + 1, h & 0xffff)
+    use std::hash::Hasher;
+    let mut h = fnv::FnvHasher::default();
+    h.write(registry_name.as_bytes());
+    format!("tool_{:03}_{:04x}", i + 1, h.finish() & 0xffff)
 }
 
 fn present_tool(i: usize, d: &ToolDescriptor, naming: Naming) -> PresentedTool {
