@@ -118,12 +118,12 @@ fn make_netcdf(path: &Path, nt: usize, ny: usize, nx: usize) {
 }
 
 /// Runs a command under `/usr/bin/time`, returning (wall seconds, measured
-/// here to the microsecond, and peak RSS MiB).
-fn timed(cmd: &mut Command) -> (f64, f64) {
+/// here to the microsecond, peak RSS MiB, CPU seconds user + system).
+fn timed(cmd: &mut Command) -> (f64, f64, f64) {
     let start = std::time::Instant::now();
     let mut full = Command::new("/usr/bin/time");
     full.arg("-f")
-        .arg("EVTIME %e %M")
+        .arg("EVTIME %e %M %U %S")
         .arg(cmd.get_program())
         .args(cmd.get_args());
     let out = full.output().expect("run under /usr/bin/time");
@@ -145,7 +145,7 @@ fn timed(cmd: &mut Command) -> (f64, f64) {
         .skip(1)
         .filter_map(|x| x.parse().ok())
         .collect();
-    (seconds, parts[1] / 1024.0)
+    (seconds, parts[1] / 1024.0, parts[2] + parts[3])
 }
 
 fn child(op: &str, args: serde_json::Value) {
@@ -235,7 +235,8 @@ fn cases(dir: &Path, tif: &Path, nc: &Path) -> Vec<Case> {
 }
 
 /// Rounds of each measurement; ours and the reference alternate within a
-/// round, so both see the same load on a shared machine.
+/// round, so both see the same load on a shared machine. Each column is the
+/// best of the rounds (wall and CPU time separately; memory the largest).
 const ROUNDS: usize = 5;
 
 fn main() {
@@ -269,40 +270,45 @@ fn main() {
         n = inputs.raster_side
     );
     println!(
-        "{:<42} {:>8} {:>9} {:<36} {:>8} {:>9} {:>7}",
+        "{:<40} {:>7} {:>6} {:>7} {:<35} {:>7} {:>6} {:>7} {:>6} {:>6}",
         "ours (whole process, best of 5)",
-        "seconds",
-        "peak MiB",
+        "wall s",
+        "cpu s",
+        "MiB",
         "reference",
-        "seconds",
-        "peak MiB",
-        "ratio"
+        "wall s",
+        "cpu s",
+        "MiB",
+        "wall×",
+        "cpu×"
     );
     for mut case in cases {
         let mut ours_cmd = Command::new(&me);
         ours_cmd.args(["--child", case.name]);
-        let (mut ours, mut reference) = ((f64::INFINITY, 0.0), (f64::INFINITY, 0.0));
+        let best =
+            |a: (f64, f64, f64), b: (f64, f64, f64)| (a.0.min(b.0), a.1.max(b.1), a.2.min(b.2));
+        let (mut ours, mut reference) = (
+            (f64::INFINITY, 0.0, f64::INFINITY),
+            (f64::INFINITY, 0.0, f64::INFINITY),
+        );
         for _ in 0..ROUNDS {
             // gdalinfo -stats caches statistics in an .aux.xml sidecar: remove it before each run
             let _ = std::fs::remove_file(tif.with_extension("tif.aux.xml"));
-            let o = timed(&mut ours_cmd);
-            let r = timed(&mut case.reference);
-            if o.0 < ours.0 {
-                ours = o;
-            }
-            if r.0 < reference.0 {
-                reference = r;
-            }
+            ours = best(ours, timed(&mut ours_cmd));
+            reference = best(reference, timed(&mut case.reference));
         }
         println!(
-            "{:<42} {:>8.3} {:>9.1} {:<36} {:>8.3} {:>9.1} {:>6.2}×",
+            "{:<40} {:>7.3} {:>6.2} {:>7.1} {:<35} {:>7.3} {:>6.2} {:>7.1} {:>5.2}× {:>5.2}×",
             case.label,
             ours.0,
+            ours.2,
             ours.1,
             case.reference_label,
             reference.0,
+            reference.2,
             reference.1,
-            ours.0 / reference.0
+            ours.0 / reference.0,
+            ours.2 / reference.2
         );
     }
 }
