@@ -1,13 +1,16 @@
 //! Domain operations on large gridded files beside the reference tools, in
-//! the same run, as whole processes with peak memory (issue: raster band
-//! statistics of a 10,000 × 10,000 float32 GeoTIFF against `gdalinfo
-//! -stats`; a time mean of a 365 × 720 × 1,440 float32 NetCDF against
-//! `cdo timmean`). The inputs are generated once under
+//! the same run, as whole processes with peak memory and CPU time: raster
+//! band statistics of a 10,000 × 10,000 float32 GeoTIFF against `gdalinfo
+//! -stats`; on a 365 × 720 × 1,440 float32 NetCDF-4 file, the time mean and
+//! maximum against `cdo timmean` / `cdo timmax`, the field mean against
+//! `cdo fldmean` and the field-mean anomaly against `cdo sub -fldmean
+//! -timmean -fldmean`. The inputs are generated once under
 //! `target/bench-data/` (≈ 0.4 GB and 1.5 GB).
 //!
 //! Run: `cargo bench -p earthverse-benches --features formats --bench domain_ops`
 //! (needs Debian's `gdal-bin`, `cdo` and `time`). Set `EV_BENCH_SMALL=1` for
-//! a quick run on 10× smaller inputs.
+//! a quick run on 10× smaller inputs, `EV_BENCH_ONLY=timmean,fldmean` to run
+//! some cases (raster, timmean, timmax, fldmean, anomaly).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -21,8 +21,11 @@
 //!   fits in [`CHUNK_TILE_MAX_BYTES`]; larger chunks fall back to the
 //!   contiguous shape.
 //!
-//! Memory: the tile buffer, at most `max(TILE_BYTES + one block,
-//! CHUNK_TILE_MAX_BYTES)` bytes, reused for every tile.
+//! Memory: one tile buffer, reused for every tile, of at most
+//! `TILE_BYTES + BLOCK_BYTES` bytes for a contiguous variable (or one row —
+//! every value of the dimensions after the second — when a row is larger),
+//! and at most [`CHUNK_TILE_MAX_BYTES`] for a chunked one; never more
+//! whatever the number of time steps.
 
 use netcdf::{Extent, NcTypeDescriptor, Variable};
 
