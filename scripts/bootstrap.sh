@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need (idempotent).
 # GDAL 3.6 and NetCDF 4.9 from Debian; bubblewrap for the Python sandbox's
-# network namespace; ripgrep, gdal-bin and cdo as reference tools for benches.
+# network namespace. With --bench, also the benches' reference tools:
+# ripgrep, gdal-bin, cdo and GNU time (benches/README.md).
 set -euo pipefail
 packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap)
+if [ "${1:-}" = --bench ]; then
+  packages+=(ripgrep gdal-bin cdo time)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,6 +33,8 @@ pub mod fire;
 pub mod infra;
 pub mod input;
 pub mod meteo;
+#[cfg(feature = "netcdf")]
+mod nc_tiles;
 pub mod op;
 pub mod output;
 pub mod raster;

@@ -331,6 +331,7 @@ pub fn netcdf_series(
 
 #[cfg(feature = "netcdf")]
 mod nc {
+    use crate::nc_tiles::{for_each_tile, Tiling};
     use netcdf::{Extent, Variable};
 
     /// A numeric attribute, looked up by listing (asking HDF5 for a missing
@@ -388,43 +389,21 @@ mod nc {
     /// cell is accumulated in time order, so results match a slice-by-slice
     /// reduction bit for bit.
     ///
-    /// Streams tiles of at most [`TILE_STEPS`] time steps × a band of rows
-    /// ([`TILE_VALUES`] values, so memory stays bounded: the per-cell sums
-    /// and counts plus one 2 MiB tile). A tile is reduced while the
-    /// library's copy into it is still in cache, and each cell's running sum
-    /// is reused across the tile's time steps. The kernels read the file's
-    /// 4-byte floats directly and are branch-free, so the compiler
-    /// vectorises them.
+    /// Streams the variable in tiles of whole rows ([`crate::nc_tiles`]:
+    /// contiguous runs of at least 128 KiB per time step, about 768 KiB per
+    /// tile, or whole chunks of a chunked variable). Memory: the per-cell
+    /// accumulators (12 bytes a cell) plus one tile buffer. A tile is
+    /// reduced while the library's copy into it is still in cache; 4-byte
+    /// floats are read as such, not converted to `f64` by the library.
     pub fn time_reduce(var: &Variable, stat: TimeStat) -> std::result::Result<Vec<f64>, String> {
-        let dims = var.dimensions();
-        let nt = dims.first().map(|d| d.len()).unwrap_or(0);
-        let per: usize = dims.iter().skip(1).map(|d| d.len()).product();
-        let unpack = Unpack {
-            // `x != NaN` is always true: no fill value means nothing matches.
-            fill: fill_of(var).unwrap_or(f64::NAN),
-            scale: attr_f64(var, "scale_factor").unwrap_or(1.0),
-            offset: attr_f64(var, "add_offset").unwrap_or(0.0),
-        };
+        let unpack = Unpack::of(var);
         let is_f32 = matches!(
             var.vartype(),
             netcdf::types::NcVariableType::Float(netcdf::types::FloatType::F32)
         );
-        // Tiles of `k` time steps × `h` rows of the second dimension: small
-        // enough that the library's copy into the buffer is still in cache
-        // when the kernel reads it, and the tile's running sums are reused
-        // across its `k` time steps.
-        let ny = if dims.len() >= 2 { dims[1].len() } else { 1 };
-        let row: usize = dims.iter().skip(2).map(|d| d.len()).product();
-        let k_max = TILE_STEPS.clamp(1, nt.max(1));
-        let h_max = if dims.len() >= 2 {
-            (TILE_VALUES / (k_max * row.max(1))).clamp(1, ny.max(1))
-        } else {
-            1
-        };
-        let cap = k_max * h_max * row;
-        let plain_mean = (is_f32 && stat == TimeStat::Mean)
-            .then(|| PlainF32::new(&unpack))
-            .flatten();
+        let tiling = Tiling::of(var, if is_f32 { 4 } else { 8 });
+        let per = tiling.cells();
+        let plain = is_f32.then(|| PlainF32::new(&unpack)).flatten();
         let mut acc = vec![
             if stat == TimeStat::Mean {
                 0.0
@@ -434,55 +413,28 @@ mod nc {
             per
         ];
         let mut cnt = vec![0u32; per];
-        let mut raw32 = vec![0f32; if is_f32 { cap } else { 0 }];
-        let mut raw64 = vec![0f64; if is_f32 { 0 } else { cap }];
-        let mut t0 = 0;
-        while t0 < nt {
-            let k = k_max.min(nt - t0);
-            let mut y0 = 0;
-            while y0 < ny {
-                let h = h_max.min(ny - y0);
-                let mut ext: Vec<Extent> = vec![(t0..t0 + k).into()];
-                if dims.len() >= 2 {
-                    ext.push((y0..y0 + h).into());
+        if is_f32 {
+            for_each_tile::<f32>(var, &tiling, |tile, raw| {
+                let (a, n) = (
+                    &mut acc[tile.c0..tile.c0 + tile.cells],
+                    &mut cnt[tile.c0..tile.c0 + tile.cells],
+                );
+                match plain {
+                    Some(p) => p.reduce_block(raw, tile.cells, a, n, &unpack, stat),
+                    None => reduce_block(raw, tile.cells, a, n, &unpack, stat),
                 }
-                for _ in 2..dims.len() {
-                    ext.push((..).into());
-                }
-                let err =
-                    |e: netcdf::Error| format!("NetCDF `{}`[{t0}..{}]: {e}", var.name(), t0 + k);
-                let (c0, c1) = (y0 * row, (y0 + h) * row);
-                let n = k * (c1 - c0);
-                if is_f32 {
-                    let raw = &mut raw32[..n];
-                    var.get_values_into(raw, ext).map_err(err)?;
-                    if let Some(plain) = plain_mean {
-                        plain.reduce_block(raw, c1 - c0, &mut acc[c0..c1], &mut cnt[c0..c1]);
-                    } else {
-                        reduce_block(
-                            raw,
-                            c1 - c0,
-                            &mut acc[c0..c1],
-                            &mut cnt[c0..c1],
-                            &unpack,
-                            stat,
-                        );
-                    }
-                } else {
-                    let raw = &mut raw64[..n];
-                    var.get_values_into(raw, ext).map_err(err)?;
-                    reduce_block(
-                        raw,
-                        c1 - c0,
-                        &mut acc[c0..c1],
-                        &mut cnt[c0..c1],
-                        &unpack,
-                        stat,
-                    );
-                }
-                y0 += h;
-            }
-            t0 += k;
+            })?;
+        } else {
+            for_each_tile::<f64>(var, &tiling, |tile, raw| {
+                reduce_block(
+                    raw,
+                    tile.cells,
+                    &mut acc[tile.c0..tile.c0 + tile.cells],
+                    &mut cnt[tile.c0..tile.c0 + tile.cells],
+                    &unpack,
+                    stat,
+                );
+            })?;
         }
         if stat == TimeStat::Mean {
             for (a, n) in acc.iter_mut().zip(&cnt) {
@@ -495,11 +447,6 @@ mod nc {
         }
         Ok(acc)
     }
-
-    /// Time steps per tile read by [`time_reduce`].
-    const TILE_STEPS: usize = 16;
-    /// Values per tile read by [`time_reduce`] (2 MiB of 4-byte floats).
-    const TILE_VALUES: usize = 524_288;
 
     /// The mean of unpacked 4-byte floats without `scale_factor`/`add_offset`
     /// (the common case), tested in `f32`: twice the lanes of the general
@@ -533,16 +480,112 @@ mod nc {
             Some(Self { fill, limit })
         }
 
+        /// Whether a value counts (not the fill value, within ±9e35).
+        #[inline(always)]
+        fn valid(self, x: f32) -> bool {
+            x != self.fill && x.abs() <= self.limit
+        }
+
         /// [`reduce_block`] for this case: `raw` holds k time steps of `per`
         /// cells, folded into the running sums/counts in time order.
-        fn reduce_block(self, raw: &[f32], per: usize, acc: &mut [f64], cnt: &mut [u32]) {
-            for_each_chunk(raw, per, acc, cnt, |a, n, r| {
-                for ((a, n), x) in a.iter_mut().zip(n.iter_mut()).zip(r) {
-                    let ok = *x != self.fill && x.abs() <= self.limit;
-                    *a += if ok { f64::from(*x) } else { 0.0 };
-                    *n += u32::from(ok);
+        ///
+        /// Each cell chunk is first checked in `f32`; when every value of
+        /// the chunk counts (the usual case), each group of [`LANES`] cells
+        /// keeps its running values in registers across the tile's time
+        /// steps ([`fold_all_valid`]) and the counts grow by k once. Else
+        /// the chunk takes the general per-step fold. Both add (or compare)
+        /// the same values in the same order.
+        fn reduce_block(
+            self,
+            raw: &[f32],
+            per: usize,
+            acc: &mut [f64],
+            cnt: &mut [u32],
+            u: &Unpack,
+            stat: TimeStat,
+        ) {
+            const CHUNK: usize = 1024;
+            let k = raw.len() / per.max(1);
+            let mut c0 = 0;
+            while c0 < per {
+                let len = CHUNK.min(per - c0);
+                let all_valid = (0..k).all(|j| {
+                    raw[j * per + c0..j * per + c0 + len]
+                        .iter()
+                        .fold(true, |ok, x| ok & self.valid(*x))
+                });
+                let (a, n) = (&mut acc[c0..c0 + len], &mut cnt[c0..c0 + len]);
+                let k32 = u32::try_from(k).unwrap_or(u32::MAX);
+                if all_valid {
+                    // `x * 1.0 + 0.0` is the general unpacking with this
+                    // case's scale and offset (it turns −0 into +0, which
+                    // max and min may tell apart).
+                    match stat {
+                        TimeStat::Mean => fold_all_valid(raw, per, c0, a, |a, x| a + f64::from(x)),
+                        TimeStat::Max => {
+                            fold_all_valid(raw, per, c0, a, |a, x| a.max(f64::from(x) * 1.0 + 0.0))
+                        }
+                        TimeStat::Min => {
+                            fold_all_valid(raw, per, c0, a, |a, x| a.min(f64::from(x) * 1.0 + 0.0))
+                        }
+                    }
+                    n.iter_mut().for_each(|n| *n += k32);
+                } else {
+                    for j in 0..k {
+                        let r = &raw[j * per + c0..j * per + c0 + len];
+                        match stat {
+                            TimeStat::Mean => {
+                                for ((a, n), x) in a.iter_mut().zip(n.iter_mut()).zip(r) {
+                                    let ok = self.valid(*x);
+                                    *a += if ok { f64::from(*x) } else { 0.0 };
+                                    *n += u32::from(ok);
+                                }
+                            }
+                            TimeStat::Max => fold(a, n, r, u, f64::max),
+                            TimeStat::Min => fold(a, n, r, u, f64::min),
+                        }
+                    }
                 }
-            });
+                c0 += len;
+            }
+        }
+    }
+
+    /// Cells whose running values [`fold_all_valid`] keeps in registers.
+    const LANES: usize = 8;
+
+    /// Folds the `a.len()` cells starting at `c0` of every time step of
+    /// `raw` (steps of `per` cells) into `a`, in time order for each cell:
+    /// `a[i] = op(… op(op(a[i], x0), x1) …, xk)`, with [`LANES`] cells at a
+    /// time kept in registers across the steps.
+    #[inline(always)]
+    fn fold_all_valid(
+        raw: &[f32],
+        per: usize,
+        c0: usize,
+        a: &mut [f64],
+        op: impl Fn(f64, f32) -> f64,
+    ) {
+        let k = raw.len() / per.max(1);
+        let len = a.len();
+        let mut i = 0;
+        while i + LANES <= len {
+            let mut s = [0f64; LANES];
+            s.copy_from_slice(&a[i..i + LANES]);
+            for j in 0..k {
+                let at = j * per + c0 + i;
+                let r = &raw[at..at + LANES];
+                for l in 0..LANES {
+                    s[l] = op(s[l], r[l]);
+                }
+            }
+            a[i..i + LANES].copy_from_slice(&s);
+            i += LANES;
+        }
+        for (i, a) in a.iter_mut().enumerate().skip(i) {
+            for j in 0..k {
+                *a = op(*a, raw[j * per + c0 + i]);
+            }
         }
     }
 
@@ -562,6 +605,19 @@ mod nc {
         fill: f64,
         scale: f64,
         offset: f64,
+    }
+
+    impl Unpack {
+        /// The variable's `_FillValue` (else `missing_value`),
+        /// `scale_factor` and `add_offset`.
+        fn of(var: &Variable) -> Self {
+            Self {
+                // `x != NaN` is always true: no fill value means nothing matches.
+                fill: fill_of(var).unwrap_or(f64::NAN),
+                scale: attr_f64(var, "scale_factor").unwrap_or(1.0),
+                offset: attr_f64(var, "add_offset").unwrap_or(0.0),
+            }
+        }
     }
 
     /// Folds `raw` (k time steps of `per` cells each) into the running
@@ -669,15 +725,332 @@ mod nc {
         }
     }
 
+    /// The cos(latitude)-weighted mean of each time step: per step, the
+    /// sum of `value × weight` and of `weight` over the valid unpacked
+    /// values (as [`unpack`] then [`weighted_mean`] of each slice, cell by
+    /// cell in file order, so the same sums bit for bit), NaN when a step
+    /// has no valid value.
+    ///
+    /// Streams tiles of several time steps ([`crate::nc_tiles`]); the
+    /// kernel walks a tile cell by cell and, for each cell, the tile's
+    /// steps, so each step's running sums form an independent chain and
+    /// the steps' additions overlap. Memory: one weight per cell, two sums
+    /// per time step and one tile buffer.
     pub fn field_means(
         file: &netcdf::File,
         var: &Variable,
     ) -> std::result::Result<Vec<f64>, String> {
-        let n = var.dimensions()[0].len();
-        let w = lat_weights(file, var);
-        (0..n)
-            .map(|t| read_slice(var, t).map(|s| weighted_mean(&s, &w)))
-            .collect()
+        let unpack = Unpack::of(var);
+        let is_f32 = matches!(
+            var.vartype(),
+            netcdf::types::NcVariableType::Float(netcdf::types::FloatType::F32)
+        );
+        let tiling = Tiling::of(var, if is_f32 { 4 } else { 8 });
+        let per = tiling.cells();
+        // The weights of one step's cells, as `weighted_mean` pairs them.
+        let w: Vec<f64> = lat_weights(file, var)
+            .into_iter()
+            .cycle()
+            .take(per)
+            .collect();
+        let mut s = vec![0.0; tiling.nt];
+        let mut ws = vec![0.0; tiling.nt];
+        if is_f32 {
+            for_each_tile::<f32>(var, &tiling, |tile, raw| {
+                weighted_sums(raw, tile, &w, &mut s, &mut ws, &unpack);
+            })?;
+        } else {
+            for_each_tile::<f64>(var, &tiling, |tile, raw| {
+                weighted_sums(raw, tile, &w, &mut s, &mut ws, &unpack);
+            })?;
+        }
+        Ok(s.iter()
+            .zip(&ws)
+            .map(|(s, ws)| if *ws == 0.0 { f64::NAN } else { s / ws })
+            .collect())
+    }
+
+    /// Adds one tile's valid values to the running sums of its steps: for
+    /// each cell (cells beyond `w.len()` carry no weight and are skipped,
+    /// as `zip` skips them), for each step, `s += v × w` and `ws += w`. A
+    /// skipped value adds +0 to sums that start at +0 and so are never −0,
+    /// which leaves them as they are.
+    ///
+    /// [`STEPS`] steps at a time, in blocks of [`CELLS`] cells: the terms
+    /// of each step are first computed branch-free (so they vectorise),
+    /// then added cell by cell to the steps' running sums, which are
+    /// independent chains and so overlap. When every value of the block
+    /// counts, the weight is added directly.
+    #[inline(always)]
+    fn weighted_sums<T: Copy + Into<f64>>(
+        raw: &[T],
+        tile: &crate::nc_tiles::Tile,
+        w: &[f64],
+        s: &mut [f64],
+        ws: &mut [f64],
+        u: &Unpack,
+    ) {
+        let (cells, k) = (tile.cells, tile.k);
+        let w = &w[tile.c0.min(w.len())..(tile.c0 + cells).min(w.len())];
+        let mut p = [[0f64; CELLS]; STEPS];
+        let mut q = [[0f64; CELLS]; STEPS];
+        let mut j0 = 0;
+        while j0 < k {
+            let kk = STEPS.min(k - j0);
+            let (mut sa, mut wa) = ([0f64; STEPS], [0f64; STEPS]);
+            sa[..kk].copy_from_slice(&s[tile.t0 + j0..tile.t0 + j0 + kk]);
+            wa[..kk].copy_from_slice(&ws[tile.t0 + j0..tile.t0 + j0 + kk]);
+            let mut c = 0;
+            while c < w.len() {
+                let len = CELLS.min(w.len() - c);
+                let wc = &w[c..c + len];
+                let mut all_ok = true;
+                for (j, (pj, qj)) in p.iter_mut().zip(q.iter_mut()).enumerate() {
+                    let (pj, qj) = (&mut pj[..len], &mut qj[..len]);
+                    if j >= kk {
+                        pj.fill(0.0);
+                        qj.fill(0.0);
+                        continue;
+                    }
+                    let at = (j0 + j) * cells + c;
+                    let r = &raw[at..at + len];
+                    let mut ok_all = true;
+                    for i in 0..len {
+                        let x: f64 = r[i].into();
+                        let wi = wc[i];
+                        let v = x * u.scale + u.offset;
+                        let ok = (x != u.fill) & (x.abs() <= 9.0e35) & (v.abs() <= f64::MAX);
+                        // `if ok { a } else { 0.0 }` as a bit mask: the
+                        // compiler keeps it branch-free and vectorises it.
+                        let mask = u64::from(ok).wrapping_neg();
+                        pj[i] = f64::from_bits((v * wi).to_bits() & mask);
+                        qj[i] = f64::from_bits(wi.to_bits() & mask);
+                        ok_all &= ok;
+                    }
+                    all_ok &= ok_all;
+                }
+                if all_ok {
+                    for (i, wi) in wc.iter().enumerate() {
+                        for j in 0..STEPS {
+                            sa[j] += p[j][i];
+                            wa[j] += wi;
+                        }
+                    }
+                } else {
+                    for i in 0..len {
+                        for j in 0..STEPS {
+                            sa[j] += p[j][i];
+                            wa[j] += q[j][i];
+                        }
+                    }
+                }
+                c += len;
+            }
+            s[tile.t0 + j0..tile.t0 + j0 + kk].copy_from_slice(&sa[..kk]);
+            ws[tile.t0 + j0..tile.t0 + j0 + kk].copy_from_slice(&wa[..kk]);
+            j0 += kk;
+        }
+    }
+
+    /// Time steps summed side by side by [`weighted_sums`].
+    const STEPS: usize = 4;
+    /// Cells per block of [`weighted_sums`]' scratch (2 × 16 KiB).
+    const CELLS: usize = 256;
+
+    /// The tiled read path against the slice-by-slice path it replaced
+    /// ([`read_slice`] with the library's conversion to `f64`, then a
+    /// per-cell fold or [`weighted_mean`]), bit for bit, on generated files:
+    /// contiguous and chunked + deflated, `f32` with fill values, NaN and
+    /// out-of-range values, packed `i16`, `f64`, and a 4-D variable.
+    #[cfg(test)]
+    #[allow(clippy::unwrap_used, clippy::expect_used)]
+    mod tests {
+        use super::*;
+
+        fn same(a: &[f64], b: &[f64]) -> bool {
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+        }
+
+        /// The reduction as it was: one slice at a time, unpacked to `f64`.
+        fn slice_by_slice(var: &Variable, stat: TimeStat) -> Vec<f64> {
+            let dims = var.dimensions();
+            let nt = dims[0].len();
+            let per: usize = dims.iter().skip(1).map(|d| d.len()).product();
+            let mut acc = vec![
+                if stat == TimeStat::Mean {
+                    0.0
+                } else {
+                    f64::NAN
+                };
+                per
+            ];
+            let mut cnt = vec![0u32; per];
+            for t in 0..nt {
+                for (i, v) in read_slice(var, t).unwrap().into_iter().enumerate() {
+                    if v.is_finite() {
+                        acc[i] = match stat {
+                            TimeStat::Mean => acc[i] + v,
+                            TimeStat::Max => acc[i].max(v),
+                            TimeStat::Min => acc[i].min(v),
+                        };
+                        cnt[i] += 1;
+                    }
+                }
+            }
+            if stat == TimeStat::Mean {
+                for (a, n) in acc.iter_mut().zip(&cnt) {
+                    *a = if *n == 0 {
+                        f64::NAN
+                    } else {
+                        *a / f64::from(*n)
+                    };
+                }
+            }
+            acc
+        }
+
+        fn field_means_by_slice(file: &netcdf::File, var: &Variable) -> Vec<f64> {
+            let w = lat_weights(file, var);
+            (0..var.dimensions()[0].len())
+                .map(|t| weighted_mean(&read_slice(var, t).unwrap(), &w))
+                .collect()
+        }
+
+        /// A value for cell `i` of step `t`: mostly smooth, sometimes the
+        /// fill value, NaN, ±inf or beyond ±9e35, and −0.
+        fn value(t: usize, i: usize, fill: f32) -> f32 {
+            match (i * 7 + t * 13) % 101 {
+                0 => fill,
+                1 => f32::NAN,
+                2 => f32::INFINITY,
+                3 => -1.0e36,
+                4 => -0.0,
+                _ => 250.0 + ((i + t * 7) % 600) as f32 * 0.1 - (i % 3) as f32 * 1.0e-3,
+            }
+        }
+
+        fn write(path: &std::path::Path, dims: &[(&str, usize)], chunked: bool) {
+            let mut f = netcdf::create(path).unwrap();
+            for (name, len) in dims {
+                f.add_dimension(name, *len).unwrap();
+            }
+            let names: Vec<&str> = dims.iter().map(|d| d.0).collect();
+            let ny = dims[dims.len() - 2].1;
+            let lats: Vec<f64> = (0..ny)
+                .map(|j| -80.0 + 160.0 * j as f64 / ny as f64)
+                .collect();
+            f.add_variable::<f64>("lat", &[names[names.len() - 2]])
+                .unwrap()
+                .put_values(&lats, ..)
+                .unwrap();
+            let nt = dims[0].1;
+            let per: usize = dims.iter().skip(1).map(|d| d.1).product();
+            let fill = -999.0f32;
+            let all: Vec<f32> = (0..nt)
+                .flat_map(|t| (0..per).map(move |i| value(t, i, fill)))
+                .collect();
+            {
+                let mut v = f.add_variable::<f32>("f32", &names).unwrap();
+                if chunked {
+                    let mut ch: Vec<usize> = dims.iter().map(|d| d.1).collect();
+                    ch[0] = 3;
+                    ch[1] = ch[1].div_ceil(4);
+                    v.set_chunking(&ch).unwrap();
+                    v.set_compression(1, true).unwrap();
+                }
+                v.put_attribute("_FillValue", fill).unwrap();
+                v.put_values(&all, ..).unwrap();
+            }
+            {
+                let packed: Vec<i16> = all
+                    .iter()
+                    .map(|x| {
+                        if x.is_finite() && x.abs() < 1.0e3 {
+                            ((x - 250.0) * 100.0) as i16
+                        } else {
+                            -32767
+                        }
+                    })
+                    .collect();
+                let mut v = f.add_variable::<i16>("i16", &names).unwrap();
+                v.put_attribute("_FillValue", -32767i16).unwrap();
+                v.put_attribute("scale_factor", 0.01f64).unwrap();
+                v.put_attribute("add_offset", 250.0f64).unwrap();
+                v.put_values(&packed, ..).unwrap();
+            }
+            {
+                let wide: Vec<f64> = all.iter().map(|x| f64::from(*x) * 1.5).collect();
+                let mut v = f.add_variable::<f64>("f64", &names).unwrap();
+                v.put_values(&wide, ..).unwrap();
+            }
+        }
+
+        #[test]
+        fn tiled_reads_match_slice_by_slice() {
+            let dir = tempfile::tempdir().unwrap();
+            type Dims = Vec<(&'static str, usize)>;
+            let cases: [(&str, Dims, bool); 4] = [
+                (
+                    "contiguous.nc",
+                    vec![("time", 37), ("lat", 181), ("lon", 240)],
+                    false,
+                ),
+                (
+                    "chunked.nc",
+                    vec![("time", 37), ("lat", 181), ("lon", 240)],
+                    true,
+                ),
+                (
+                    "four_d.nc",
+                    vec![("time", 9), ("level", 3), ("lat", 40), ("lon", 50)],
+                    false,
+                ),
+                (
+                    "one_step.nc",
+                    vec![("time", 1), ("lat", 7), ("lon", 5)],
+                    false,
+                ),
+            ];
+            for (name, dims, chunked) in cases {
+                let path = dir.path().join(name);
+                write(&path, &dims, chunked);
+                let file = netcdf::open(&path).unwrap();
+                for var in ["f32", "i16", "f64"] {
+                    let v = file.variable(var).unwrap();
+                    for stat in [TimeStat::Mean, TimeStat::Max, TimeStat::Min] {
+                        assert!(
+                            same(&time_reduce(&v, stat).unwrap(), &slice_by_slice(&v, stat)),
+                            "{name} {var} {stat:?}"
+                        );
+                    }
+                    assert!(
+                        same(
+                            &field_means(&file, &v).unwrap(),
+                            &field_means_by_slice(&file, &v)
+                        ),
+                        "{name} {var} field means"
+                    );
+                }
+            }
+        }
+
+        #[test]
+        fn tiles_follow_the_storage() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("t.nc");
+            write(&path, &[("time", 37), ("lat", 181), ("lon", 240)], true);
+            let file = netcdf::open(&path).unwrap();
+            // Chunks of 3 steps × 46 rows: tiles hold whole chunks.
+            let t = Tiling::of(&file.variable("f32").unwrap(), 4);
+            assert_eq!((t.k, t.row), (3, 240));
+            assert!(t.h % 46 == 0 || t.h == t.ny, "{t:?}");
+            // Contiguous: each step's run is at least 128 KiB.
+            let t = Tiling::of(&file.variable("f64").unwrap(), 8);
+            assert!(t.h * t.row * 8 >= crate::nc_tiles::BLOCK_BYTES || t.h == t.ny);
+        }
     }
 }
 
