@@ -12,9 +12,9 @@
 )]
 
 use earthverse_agent_controller::batch::{run_batch, BatchSettings, NoProgress, TaskStatus};
+use earthverse_agent_controller::ReplayModel;
 use earthverse_agent_controller::{Agent, AgentError, AgentFactory, Solver};
 use earthverse_agent_controller::{ControllerSettings, TaskInput, ToolBox, Trajectory};
-use earthverse_model_provider::ReplayModel;
 use earthverse_package_model::{RecordedRun, Release};
 use earthverse_tool_registry::{Registry, ResearchToolsConfig};
 use serde_json::Value;

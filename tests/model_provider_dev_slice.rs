@@ -3,10 +3,9 @@
 //! through the real research tools.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use earthverse_model_provider::{
-    baseline::answer_template, BaselineModel, ChatModel, ChatRequest, Message, ProviderError,
-    ReplayModel,
-};
+use earthverse_agent_controller::agents::baseline::answer_template;
+use earthverse_agent_controller::{BaselineModel, ReplayModel};
+use earthverse_model_provider::{ChatModel, ChatRequest, Message, ProviderError};
 use earthverse_package_model::RecordedRun;
 use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolContext};
 use serde_json::Value;

@@ -80,6 +80,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod agents;
 pub mod batch;
 pub mod context;
 mod controller;
@@ -92,6 +93,7 @@ mod solver;
 pub mod text;
 mod toolbox;
 
+pub use agents::{BaselineModel, ReplayModel};
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
 pub use record::{

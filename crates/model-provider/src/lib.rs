@@ -7,9 +7,12 @@
 //! - [`OpenAiCompatible`]: OpenAI-compatible `/chat/completions` (OpenAI,
 //!   vLLM, llama.cpp, Ollama), JSON-in-message protocol or native tools;
 //! - [`AnthropicMessages`]: Anthropic Messages with native tool use;
-//! - [`ReplayModel`]: replays a recorded run (`exploration/trajectories`);
-//! - [`BaselineModel`]: a deterministic research policy, no model;
 //! - [`ScriptedModel`]: a fixed sequence of responses, for tests and examples.
+//!
+//! The crate depends on no release crate: implementing [`ChatModel`] pulls
+//! in no PDF, HTML or zip reader. The replay of recorded runs and the
+//! baseline research policy, which read the release, live beside the
+//! controller (`earthverse_agent_controller::agents`).
 //!
 //! [`Pricing`] turns [`TokenUsage`] into USD.
 //!
@@ -33,18 +36,15 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
-pub mod baseline;
 pub mod chat;
 mod error;
 mod http;
 pub mod openai;
 pub mod pricing;
-pub mod replay;
 pub mod retry;
 pub mod scripted;
 
 pub use anthropic::{AnthropicConfig, AnthropicMessages};
-pub use baseline::BaselineModel;
 pub use chat::{
     ChatModel, ChatRequest, ChatResponse, FinishReason, Message, RetryAttempt, Role, Sampling,
     TokenUsage, ToolCall, ToolDefinition,
@@ -52,6 +52,5 @@ pub use chat::{
 pub use error::{ProviderError, Result};
 pub use openai::{OpenAiCompatible, OpenAiConfig};
 pub use pricing::{ModelPrice, Pricing};
-pub use replay::ReplayModel;
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptStep, ScriptedModel};

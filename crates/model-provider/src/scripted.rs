@@ -38,7 +38,9 @@ impl ScriptStep {
 }
 
 /// A plain text response with no usage, used by the offline models.
-pub(crate) fn text_response(text: String) -> ChatResponse {
+/// A plain text reply (finish reason `stop`, no usage): what scripted and
+/// replayed models return.
+pub fn text_response(text: String) -> ChatResponse {
     ChatResponse {
         text,
         tool_calls: Vec::new(),

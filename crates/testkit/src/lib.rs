@@ -44,7 +44,8 @@ use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use earthverse_model_provider::{ReplayModel, ScriptStep, ScriptedModel};
+pub use earthverse_agent_controller::ReplayModel;
+pub use earthverse_model_provider::{ScriptStep, ScriptedModel};
 
 /// Where event packages live inside a release root.
 pub const PACKAGES_LAYOUT: &str = "packages/event_packages/standard_event_packages/packages";

@@ -7,12 +7,12 @@ use earthverse_agent_controller::batch::{
     run_batch, BatchObserver, BatchSettings, Shard, TaskOutcome, TaskStatus,
 };
 use earthverse_agent_controller::{
-    Agent, AgentError, AgentFactory, ControllerSettings, Price, Protocol, Solver, TaskInput,
-    ToolBox,
+    Agent, AgentError, AgentFactory, BaselineModel, ControllerSettings, Price, Protocol,
+    ReplayModel, Solver, TaskInput, ToolBox,
 };
 use earthverse_model_provider::{
-    AnthropicConfig, AnthropicMessages, BaselineModel, ChatModel, OpenAiCompatible, OpenAiConfig,
-    Pricing, ReplayModel, ScriptedModel,
+    AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig, Pricing,
+    ScriptedModel,
 };
 use earthverse_package_model::Release;
 use earthverse_tool_registry::{Registry, ResearchToolsConfig};

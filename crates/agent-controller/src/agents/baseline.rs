@@ -31,9 +31,11 @@
 //! Observations are read from user (or tool) messages holding the tool
 //! envelope `{ok, output, evidence_files, warnings}` as JSON.
 
-use crate::chat::{ChatModel, ChatRequest, ChatResponse, FinishReason, Message, Role, ToolCall};
-use crate::scripted::text_response;
 use async_trait::async_trait;
+use earthverse_model_provider::scripted::text_response;
+use earthverse_model_provider::{
+    ChatModel, ChatRequest, ChatResponse, FinishReason, Message, Role, ToolCall,
+};
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -201,7 +203,7 @@ impl ChatModel for BaselineModel {
         &self.id
     }
 
-    async fn chat(&self, request: ChatRequest) -> crate::Result<ChatResponse> {
+    async fn chat(&self, request: ChatRequest) -> earthverse_model_provider::Result<ChatResponse> {
         let action = decide(&request.messages);
         let tool = action.get("tool").and_then(Value::as_str).unwrap_or("");
         let native =

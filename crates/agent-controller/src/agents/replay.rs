@@ -8,10 +8,10 @@
 //! (`code_preview`, `code_chars`, `code_sha1`) are replayed with the preview
 //! as `code`: it is all the release keeps, so such calls may not reproduce.
 
-use crate::chat::{ChatModel, ChatRequest, ChatResponse, FinishReason, ToolCall};
-use crate::error::ProviderError;
-use crate::scripted::text_response;
 use async_trait::async_trait;
+use earthverse_model_provider::scripted::text_response;
+use earthverse_model_provider::ProviderError;
+use earthverse_model_provider::{ChatModel, ChatRequest, ChatResponse, FinishReason, ToolCall};
 use earthverse_package_model::RecordedRun;
 use serde_json::{json, Map, Value};
 use std::path::Path;
@@ -36,7 +36,7 @@ impl ReplayModel {
     }
 
     /// Reads a trajectory file and replays it.
-    pub fn from_path(path: &Path) -> crate::Result<Self> {
+    pub fn from_path(path: &Path) -> earthverse_model_provider::Result<Self> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ProviderError::Config(format!("reading {}: {e}", path.display())))?;
         let run: RecordedRun = serde_json::from_str(&text).map_err(|e| {
@@ -104,7 +104,7 @@ impl ChatModel for ReplayModel {
         &self.id
     }
 
-    async fn chat(&self, request: ChatRequest) -> crate::Result<ChatResponse> {
+    async fn chat(&self, request: ChatRequest) -> earthverse_model_provider::Result<ChatResponse> {
         let index = self.next.fetch_add(1, Ordering::SeqCst);
         let Some(action) = self.action(index) else {
             return Err(ProviderError::Exhausted {
