@@ -4,7 +4,8 @@
 //! `primary_gt` is a unit. This crate decomposes the ground truth into units
 //! ([`decompose`], [`count_units`]), reads a final answer of any shape
 //! ([`parse_answer`]; a run that ended on a pending `python_exec` call
-//! is read as the variables its code computes, [`read_code`]), matches
+//! is read as the variables its code computes, `read_code`, behind the
+//! default feature `code-reading`), matches
 //! unit by unit with documented rules and tolerances ([`score_answer`])
 //! and explains every decision in a ledger
 //! ([`UnitLedgerEntry`]). Two readings of U come from one reference: over
@@ -32,6 +33,7 @@
 #![deny(missing_docs)]
 
 mod agreement;
+#[cfg(feature = "code-reading")]
 mod code_reading;
 mod context;
 mod count;
@@ -48,6 +50,7 @@ pub use agreement::{
     agreement, is_tuning_event, pearson, spearman, system_gap_noise, Agreement, RunPair,
     SystemAgreement, SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP,
 };
+#[cfg(feature = "code-reading")]
 pub use code_reading::{pending_python_code, read_code, CodeReading, SkippedStatement};
 pub use context::{extract_label_aliases, extract_tolerances, ScoringContext};
 pub use count::count_units;

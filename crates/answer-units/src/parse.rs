@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
+#[cfg(feature = "code-reading")]
 use crate::code_reading::{pending_python_code, read_code};
 
 /// How the final answer was read.
@@ -35,7 +36,7 @@ pub enum AnswerShape {
     /// Nothing at all (empty string).
     Empty,
     /// A pending `python_exec` call recorded as the final answer: its code
-    /// is read without running it ([`crate::read_code`]) and the variables
+    /// is read without running it (`read_code`, feature `code-reading`) and the variables
     /// it computes are scored as the answer's fields.
     PendingCode,
 }
@@ -195,6 +196,7 @@ fn parse_text_inner(text: &str, unwraps: usize) -> ParsedAnswer {
 }
 
 fn structured(value: Value, shape: AnswerShape) -> ParsedAnswer {
+    #[cfg(feature = "code-reading")]
     if let Some(code) = value.as_object().and_then(pending_python_code) {
         let reading = read_code(code);
         return ParsedAnswer {

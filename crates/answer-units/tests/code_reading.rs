@@ -6,6 +6,7 @@
 //! drops the names it assigns, which is the reader's rule for a statement it
 //! cannot evaluate. The reference therefore needs `python3` on `PATH` (or
 //! `EARTHVERSE_PYTHON`), as the sandbox tests do.
+#![cfg(feature = "code-reading")]
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use std::io::Write;
