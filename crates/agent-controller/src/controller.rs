@@ -172,9 +172,14 @@ impl Controller {
     /// tool and format failures end in a record with `run_status: error`
     /// or a `_fallback` termination.
     pub async fn run_task(&self, task: &TaskInput) -> RunRecord {
+        use tracing::Instrument;
+        // The span is attached to the future, not entered across its awaits.
         let span =
             tracing::info_span!("run_task", task_id = %task.task_id, model = %self.model_id());
-        let _guard = span.enter();
+        self.run_task_in_span(task).instrument(span).await
+    }
+
+    async fn run_task_in_span(&self, task: &TaskInput) -> RunRecord {
         let start = Instant::now();
         let budgets = &self.settings.budgets;
         let research_deadline = start + budgets.research_time();
