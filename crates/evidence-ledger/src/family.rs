@@ -1,0 +1,106 @@
+//! Error families of unsatisfied units.
+
+use crate::model::{Claim, ClaimStatus, ErrorFamily};
+use crate::trace::{half_unit, is_small_integer, same_file, value_of, ClaimValue, CONVERSIONS};
+use earthverse_answer_units::matching::number_matches;
+use earthverse_answer_units::{UnitKind, UnitLedgerEntry};
+
+/// Relative distance within which a wrong number is a precision error.
+const PRECISION_SHARE: f64 = 0.05;
+
+/// The error family of a counted, unsatisfied unit (`None` otherwise).
+/// The first rule that applies decides (the order is documented in the
+/// crate docs).
+pub(crate) fn diagnose(
+    unit: &UnitLedgerEntry,
+    value: &ClaimValue,
+    claim: &Claim,
+    reference_files: &[String],
+) -> Option<ErrorFamily> {
+    if unit.matched || !unit.counted {
+        return None;
+    }
+    let expected_number = unit.expected.as_f64().filter(|v| v.is_finite());
+    Some(match value {
+        ClaimValue::Missing => ErrorFamily::Missing,
+        _ if expected_number.is_none() => non_numeric(unit),
+        ClaimValue::Number(x, decimals) => {
+            let v = expected_number.unwrap_or_default();
+            numeric(unit, v, *x, *decimals, claim, reference_files)
+        }
+        // A number was expected and the answer holds none.
+        ClaimValue::Label(_) | ClaimValue::Judgement => ErrorFamily::Missing,
+        ClaimValue::Date(_) | ClaimValue::Path(_) => ErrorFamily::Other,
+    })
+}
+
+fn non_numeric(unit: &UnitLedgerEntry) -> ErrorFamily {
+    let expected_date = matches!(value_of(&unit.expected), ClaimValue::Date(_));
+    if unit.kind == UnitKind::Path || matches!(value_of(&unit.expected), ClaimValue::Path(_)) {
+        ErrorFamily::WrongSource
+    } else if unit.kind == UnitKind::Date || expected_date {
+        ErrorFamily::WindowOrSubset
+    } else {
+        ErrorFamily::LabelMismatch
+    }
+}
+
+fn numeric(
+    unit: &UnitLedgerEntry,
+    v: f64,
+    x: f64,
+    decimals: u32,
+    claim: &Claim,
+    reference_files: &[String],
+) -> ErrorFamily {
+    let tol = unit.tolerance.unwrap_or(0.0);
+    // A conversion of the answer's value gives the expected one.
+    if x != 0.0
+        && v != 0.0
+        && CONVERSIONS
+            .iter()
+            .chain(SCALES)
+            .any(|(_, convert)| number_matches(v, convert(x), tol))
+    {
+        return ErrorFamily::UnitOrScale;
+    }
+    let rounded = (x - v).abs() <= half_unit(decimals) + 1e-9 * v.abs().max(1.0);
+    let close = v != 0.0
+        && (x - v).abs() <= PRECISION_SHARE * v.abs()
+        && !(is_small_integer(v) && x.fract() == 0.0);
+    if rounded || close {
+        return ErrorFamily::RoundingOrPrecision;
+    }
+    let is_reference = |f: &str| reference_files.iter().any(|r| same_file(r, f));
+    match claim.status {
+        ClaimStatus::Unsupported => ErrorFamily::Unsupported,
+        ClaimStatus::Computed => {
+            let inputs = claim
+                .source
+                .as_ref()
+                .map(|s| s.files.as_slice())
+                .unwrap_or_default();
+            if !reference_files.is_empty()
+                && !inputs.is_empty()
+                && !inputs.iter().any(|f| is_reference(f))
+            {
+                ErrorFamily::WrongSource
+            } else {
+                ErrorFamily::Arithmetic
+            }
+        }
+        ClaimStatus::Observed | ClaimStatus::Transformed => {
+            match claim.source.as_ref().and_then(|s| s.file.as_deref()) {
+                Some(file) if !reference_files.is_empty() && !is_reference(file) => {
+                    ErrorFamily::WrongSource
+                }
+                Some(_) if !reference_files.is_empty() => ErrorFamily::WindowOrSubset,
+                _ => ErrorFamily::Other,
+            }
+        }
+        ClaimStatus::Given | ClaimStatus::Judgement | ClaimStatus::Missing => ErrorFamily::Other,
+    }
+}
+
+/// Decimal scale slips, only for diagnosis (too loose for tracing).
+const SCALES: &[(&str, fn(f64) -> f64)] = &[("×10", |y| y * 10.0), ("÷10", |y| y / 10.0)];
