@@ -63,4 +63,4 @@ pub use rubric::{
     CoverageBand, Criterion, Rubric, RubricReport, COVERAGE_BANDS, MAX_CRITERIA, MIN_CRITERIA,
     RUBRIC_TOTAL_POINTS,
 };
-pub use units::{AnswerUnitsScorer, UnitReading};
+pub use units::{scoring_context, AnswerUnitsScorer, UnitReading};
