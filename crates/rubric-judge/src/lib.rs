@@ -24,6 +24,7 @@ mod batch;
 mod cache;
 mod deterministic;
 mod error;
+pub mod evidence;
 mod input;
 mod judge;
 mod llm;
