@@ -1,12 +1,11 @@
 //! Error families of unsatisfied units.
 
 use crate::model::{Claim, ClaimStatus, ErrorFamily};
-use crate::trace::{half_unit, is_small_integer, same_file, value_of, ClaimValue, CONVERSIONS};
+use crate::trace::{
+    conversion_fits, half_unit, is_small_integer, same_file, value_of, ClaimValue, CONVERSIONS,
+};
 use earthverse_answer_units::matching::number_matches;
 use earthverse_answer_units::{UnitKind, UnitLedgerEntry};
-
-/// Relative distance within which a wrong number is a precision error.
-const PRECISION_SHARE: f64 = 0.05;
 
 /// The error family of a counted, unsatisfied unit (`None` otherwise).
 /// The first rule that applies decides (the order is documented in the
@@ -26,7 +25,14 @@ pub(crate) fn diagnose(
         _ if expected_number.is_none() => non_numeric(unit),
         ClaimValue::Number(x, decimals) => {
             let v = expected_number.unwrap_or_default();
-            numeric(unit, v, *x, *decimals, claim, reference_files)
+            numeric(
+                v,
+                *x,
+                *decimals,
+                unit.key.as_deref(),
+                claim,
+                reference_files,
+            )
         }
         // A number was expected and the answer holds none.
         ClaimValue::Label(_) | ClaimValue::Judgement => ErrorFamily::Missing,
@@ -46,29 +52,33 @@ fn non_numeric(unit: &UnitLedgerEntry) -> ErrorFamily {
 }
 
 fn numeric(
-    unit: &UnitLedgerEntry,
     v: f64,
     x: f64,
     decimals: u32,
+    key: Option<&str>,
     claim: &Claim,
     reference_files: &[String],
 ) -> ErrorFamily {
-    let tol = unit.tolerance.unwrap_or(0.0);
     // A conversion of the answer's value gives the expected one.
+    // Never for counts (whole numbers below 100): a factor near a small
+    // ratio would explain any wrong count.
     if x != 0.0
         && v != 0.0
+        && !is_small_integer(v)
         && CONVERSIONS
             .iter()
             .chain(SCALES)
-            .any(|(_, convert)| number_matches(v, convert(x), tol))
+            .filter(|(_, _, words)| conversion_fits(words, key))
+            .any(|(_, convert, _)| number_matches(v, convert(x), 0.0))
     {
         return ErrorFamily::UnitOrScale;
     }
-    let rounded = (x - v).abs() <= half_unit(decimals) + 1e-9 * v.abs().max(1.0);
-    let close = v != 0.0
-        && (x - v).abs() <= PRECISION_SHARE * v.abs()
-        && !(is_small_integer(v) && x.fract() == 0.0);
-    if rounded || close {
+    // The expected value rounded to the answer's decimals, or the answer
+    // off by one unit of its last (fractional) decimal.
+    let eps = 1e-9 * v.abs().max(1.0);
+    let rounded = (x - v).abs() <= half_unit(decimals) + eps;
+    let last_digit = decimals > 0 && (x - v).abs() <= 2.0 * half_unit(decimals) + eps;
+    if rounded || last_digit {
         return ErrorFamily::RoundingOrPrecision;
     }
     let is_reference = |f: &str| reference_files.iter().any(|r| same_file(r, f));
@@ -102,5 +112,11 @@ fn numeric(
     }
 }
 
-/// Decimal scale slips, only for diagnosis (too loose for tracing).
-const SCALES: &[(&str, fn(f64) -> f64)] = &[("×10", |y| y * 10.0), ("÷10", |y| y / 10.0)];
+/// Decimal scale slips and written multipliers (`1.23 million`), only for
+/// diagnosis (too loose for tracing).
+const SCALES: &[(&str, fn(f64) -> f64, &[&str])] = &[
+    ("×10", |y| y * 10.0, &[]),
+    ("÷10", |y| y / 10.0, &[]),
+    ("×10⁶", |y| y * 1e6, &[]),
+    ("÷10⁶", |y| y / 1e6, &[]),
+];

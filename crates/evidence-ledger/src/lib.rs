@@ -22,16 +22,19 @@
 //! string (`"14.1 °C-days"`) is that number. A number `x` is looked for
 //! in the prompt and then in every observation in step order, by tiers:
 //! 1. at the answer's written precision (`|y − x| ≤` half a unit of `x`'s
-//!    last decimal), with one of the key's words on the line before it
-//!    (at most 120 bytes back);
+//!    last decimal; a whole number only as itself), with at least half of
+//!    the key's words (3 letters or more) on the line before it (at most
+//!    120 bytes back);
 //! 2. at that precision, without the key;
 //! 3. within the unit's tolerance (answer-units' rule,
 //!    [`earthverse_answer_units::matching::number_matches`]: max(2 %, the
 //!    unit's absolute tolerance)), with the key;
 //! 4. within the tolerance, without the key;
 //! 5. a unit or scale conversion of an observed number at `x`'s precision
-//!    (×/÷100, ×/÷1000, °F↔°C, K↔°C, m/s↔km/h, kt↔km/h, kt↔m/s, mi↔km,
-//!    in↔mm, ft↔m): `transformed`.
+//!    (×/÷100, ×/÷1000; °F↔°C, K↔°C when the key names a temperature;
+//!    m/s↔km/h, kt↔km/h, kt↔m/s when it names a speed; mi↔km, in↔mm, ft↔m
+//!    when it names a length or depth), with the key's words before it,
+//!    for answers of 3 significant digits or more: `transformed`.
 //!
 //! The first hit of the best tier decides: found in the prompt, `given`;
 //! in a read or search output, `observed`; in the output of code or a
@@ -42,10 +45,12 @@
 //! are `judgement` (conclusions, not traced); no value is `missing`;
 //! anything not found is `unsupported`.
 //!
-//! **Small integers.** A whole number below 100 (`1`, `3`, `24`) is in
-//! almost every observation. It is traced like any number, but a trace
-//! without the key's words on the line before it is [`Strength::Weak`]
-//! and does not count in [`SystemSummary::traced_share`]
+//! **Small integers and near values.** A whole number below 100 (`1`,
+//! `3`, `24`) is in almost every observation, and a number within 2 % of
+//! the answer turns up by chance in any long table. Both are traced like
+//! any number, but a trace without the key's words on the line before it
+//! (tiers 2 and 4 for small integers, tier 4 for the rest) is
+//! [`Strength::Weak`] and does not count in [`SystemSummary::traced_share`]
 //! (`traced_share_with_weak` counts it); small integers are never traced
 //! through a conversion.
 //!
@@ -59,11 +64,13 @@
 //! 1. `missing`: no value (or no number where a number was expected);
 //! 2. for a non-numeric expected value: a path → `wrong_source`, a date →
 //!    `window_or_subset`, anything else → `label_mismatch`;
-//! 3. `unit_or_scale`: a conversion above (or ×/÷10) of the answer's
-//!    number matches the expected one within tolerance;
+//! 3. `unit_or_scale`: a conversion above (whose unit words fit the key)
+//!    or a scale slip (×/÷10, ×/÷10⁶: `1.23 million`) of the answer's
+//!    number is within 2 % of the expected one (not when the expected
+//!    value is a whole number below 100: a count);
 //! 4. `rounding_or_precision`: the expected number rounded to the
-//!    answer's written decimals is the answer, or they differ by at most
-//!    5 % (not for two whole numbers below 100);
+//!    answer's written decimals is the answer, or the answer is off by
+//!    one unit of its last decimal;
 //! 5. `unsupported`: the value is not traced;
 //! 6. `computed`: the code read only files outside the reference
 //!    analysis → `wrong_source`, else `arithmetic` (right or inline inputs);

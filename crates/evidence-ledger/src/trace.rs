@@ -24,31 +24,96 @@ const EXCERPT_BYTES: usize = 60;
 /// Most earlier values kept per claim.
 const MAX_REPLACED: usize = 5;
 
-/// Unit and scale conversions: name, and the function from an observed
-/// value to the converted one. Tried both for tracing (`transformed`) and
-/// for [`crate::ErrorFamily::UnitOrScale`].
-pub(crate) const CONVERSIONS: &[(&str, fn(f64) -> f64)] = &[
-    ("×100", |y| y * 100.0),
-    ("÷100", |y| y / 100.0),
-    ("×1000", |y| y * 1000.0),
-    ("÷1000", |y| y / 1000.0),
-    ("°F→°C", |y| (y - 32.0) * 5.0 / 9.0),
-    ("°C→°F", |y| y * 9.0 / 5.0 + 32.0),
-    ("K→°C", |y| y - 273.15),
-    ("°C→K", |y| y + 273.15),
-    ("m/s→km/h", |y| y * 3.6),
-    ("km/h→m/s", |y| y / 3.6),
-    ("kt→km/h", |y| y * 1.852),
-    ("km/h→kt", |y| y / 1.852),
-    ("kt→m/s", |y| y * 0.514_444),
-    ("m/s→kt", |y| y / 0.514_444),
-    ("mi→km", |y| y * 1.609_344),
-    ("km→mi", |y| y / 1.609_344),
-    ("in→mm", |y| y * 25.4),
-    ("mm→in", |y| y / 25.4),
-    ("ft→m", |y| y * 0.3048),
-    ("m→ft", |y| y / 0.3048),
+/// Unit and scale conversions: name, the function from an observed value
+/// to the converted one, and the key words that make a physical
+/// conversion plausible (empty: a pure scale, always tried). Tried both
+/// for tracing (`transformed`) and for [`crate::ErrorFamily::UnitOrScale`].
+pub(crate) const CONVERSIONS: &[(&str, fn(f64) -> f64, &[&str])] = &[
+    ("×100", |y| y * 100.0, &[]),
+    ("÷100", |y| y / 100.0, &[]),
+    ("×1000", |y| y * 1000.0, &[]),
+    ("÷1000", |y| y / 1000.0, &[]),
+    ("°F→°C", |y| (y - 32.0) * 5.0 / 9.0, TEMPERATURE),
+    ("°C→°F", |y| y * 9.0 / 5.0 + 32.0, TEMPERATURE),
+    ("K→°C", |y| y - 273.15, TEMPERATURE),
+    ("°C→K", |y| y + 273.15, TEMPERATURE),
+    ("m/s→km/h", |y| y * 3.6, SPEED),
+    ("km/h→m/s", |y| y / 3.6, SPEED),
+    ("kt→km/h", |y| y * 1.852, SPEED),
+    ("km/h→kt", |y| y / 1.852, SPEED),
+    ("kt→m/s", |y| y * 0.514_444, SPEED),
+    ("m/s→kt", |y| y / 0.514_444, SPEED),
+    ("mi→km", |y| y * 1.609_344, LENGTH),
+    ("km→mi", |y| y / 1.609_344, LENGTH),
+    ("in→mm", |y| y * 25.4, LENGTH),
+    ("mm→in", |y| y / 25.4, LENGTH),
+    ("ft→m", |y| y * 0.3048, LENGTH),
+    ("m→ft", |y| y / 0.3048, LENGTH),
 ];
+
+const TEMPERATURE: &[&str] = &[
+    "c",
+    "f",
+    "k",
+    "degc",
+    "degf",
+    "celsius",
+    "fahrenheit",
+    "kelvin",
+    "temp",
+    "temperature",
+    "tmax",
+    "tmin",
+    "t2m",
+    "sst",
+];
+const SPEED: &[&str] = &[
+    "wind", "gust", "speed", "kmh", "kph", "mph", "ms", "kt", "kts", "knot", "knots", "vmax",
+];
+const LENGTH: &[&str] = &[
+    "mm",
+    "cm",
+    "m",
+    "km",
+    "mi",
+    "mile",
+    "miles",
+    "in",
+    "inch",
+    "inches",
+    "ft",
+    "feet",
+    "depth",
+    "height",
+    "distance",
+    "rain",
+    "rainfall",
+    "precip",
+    "precipitation",
+    "elevation",
+    "length",
+];
+
+/// Whether a conversion's unit words fit a key (pure scales always do).
+pub(crate) fn conversion_fits(words: &[&str], key: Option<&str>) -> bool {
+    if words.is_empty() {
+        return true;
+    }
+    let Some(key) = key else {
+        return false;
+    };
+    normalize_key(key).split('_').any(|t| words.contains(&t))
+}
+
+/// Significant digits of a number written with `decimals` decimals.
+pub(crate) fn significant_digits(x: f64, decimals: u32) -> usize {
+    let scaled = (x.abs() * 10f64.powi(decimals.min(12) as i32)).round();
+    if scaled < 1.0 {
+        0
+    } else {
+        format!("{scaled:.0}").trim_end_matches('0').len().max(1)
+    }
+}
 
 /// A number token of an observation.
 #[derive(Debug, Clone)]
@@ -218,7 +283,7 @@ impl<'a> TraceIndex<'a> {
             }
             ClaimValue::Number(x, decimals) => {
                 let tol = unit.tolerance.unwrap_or(0.0).max(half_unit(*decimals));
-                let hit = self.find_number(*x, *decimals, tol, &key_words);
+                let hit = self.find_number(*x, *decimals, tol, unit.key.as_deref(), &key_words);
                 if let Some(h) = &hit {
                     let before = h.item.map_or(0, |i| self.items[i].obs.step);
                     claim.replaced = self.replaced(*x, tol, &key_words, before);
@@ -301,9 +366,21 @@ impl<'a> TraceIndex<'a> {
     /// small integer (whole, below [`SMALL_INTEGER_LIMIT`]) found only by
     /// tiers 2 or 4 is [`Strength::Weak`]; it is never looked for by
     /// conversion.
-    fn find_number(&self, x: f64, decimals: u32, tol: f64, key_words: &[String]) -> Option<Hit> {
+    fn find_number(
+        &self,
+        x: f64,
+        decimals: u32,
+        tol: f64,
+        key: Option<&str>,
+        key_words: &[String],
+    ) -> Option<Hit> {
         let small = is_small_integer(x);
-        let exact_tol = half_unit(decimals) + 1e-9 * x.abs().max(1.0);
+        // A whole number is found as itself, not as anything it rounds.
+        let exact_tol = if decimals == 0 && x.fract() == 0.0 {
+            1e-9 * x.abs().max(1.0)
+        } else {
+            half_unit(decimals) + 1e-9 * x.abs().max(1.0)
+        };
         let mut tiers: [Option<Hit>; 4] = [None, None, None, None];
         for (item, nums, text) in self.texts() {
             for n in nums {
@@ -322,7 +399,9 @@ impl<'a> TraceIndex<'a> {
                     tiers[tier] = Some(Hit {
                         item,
                         range: n.range.clone(),
-                        strength: if small && !keyed {
+                        // Without the key: a small integer, or a number
+                        // only within the tolerance, is weak evidence.
+                        strength: if !keyed && (small || !exact) {
                             Strength::Weak
                         } else {
                             Strength::Strong
@@ -338,16 +417,20 @@ impl<'a> TraceIndex<'a> {
         if let Some(hit) = tiers.into_iter().flatten().next() {
             return Some(hit);
         }
-        if small || x == 0.0 {
+        // Conversions need a specific value: 3 significant digits or more.
+        if small || x == 0.0 || significant_digits(x, decimals) < 3 {
             return None;
         }
-        for (item, nums, _) in self.texts() {
+        for (item, nums, text) in self.texts() {
             for n in nums {
                 if n.value == 0.0 || is_small_integer(n.value) {
                     continue;
                 }
-                for (name, convert) in CONVERSIONS {
-                    if (convert(n.value) - x).abs() <= exact_tol {
+                for (name, convert, words) in CONVERSIONS {
+                    if conversion_fits(words, key)
+                        && (convert(n.value) - x).abs() <= exact_tol
+                        && has_key_context(text, n.range.start, key_words)
+                    {
                         return Some(Hit {
                             item,
                             range: n.range.clone(),
@@ -536,8 +619,8 @@ fn line_start(text: &str, at: usize) -> usize {
     0
 }
 
-/// Whether one of the key's words is on the number's line, at most
-/// [`KEY_CONTEXT_BYTES`] before it.
+/// Whether at least half of the key's words (and at least one) are on the
+/// number's line, at most [`KEY_CONTEXT_BYTES`] before it.
 fn has_key_context(text: &str, at: usize, key_words: &[String]) -> bool {
     if key_words.is_empty() {
         return false;
@@ -548,9 +631,11 @@ fn has_key_context(text: &str, at: usize, key_words: &[String]) -> bool {
     };
     let window = window.to_lowercase();
     let flat = window.replace(['_', '-'], " ");
-    key_words
+    let present = key_words
         .iter()
-        .any(|w| window.contains(w.as_str()) || flat.contains(w.as_str()))
+        .filter(|w| window.contains(w.as_str()) || flat.contains(w.as_str()))
+        .count();
+    present > 0 && 2 * present >= key_words.len()
 }
 
 fn ceil_boundary(text: &str, mut i: usize) -> usize {

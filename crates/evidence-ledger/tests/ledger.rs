@@ -180,16 +180,16 @@ fn error_families_follow_the_documented_order() {
         "peak_tmax_c": 44.3,     // answered 40.1: same file, other day
         "t2m_mean_c": 35.0,      // answered 31.92: the aggregate file
         "heat_load": 16.0,       // answered 14.1: computed over the right file
-        "mean_rh_pct": 10.9,     // answered 10.36: within 5 %
+        "gap_mm": 0.74,          // answered 0.7: rounded
         "peak_c": 46.28,         // answered 115.3 (°F)
         "start_date": "2021-06-26",
         "source_file": OPEN_METEO,
         "verdict": "humid"
     });
     let answer = json!({"peak_tmax_c": 40.1, "t2m_mean_c": 31.92, "heat_load": 14.1,
-        "mean_rh_pct": 10.36, "peak_c": 115.3, "start_date": "2021-06-25",
+        "gap_mm": 0.7, "peak_c": 115.3, "start_date": "2021-06-25",
         "source_file": ERA5, "verdict": "dry"});
-    let q = "Return JSON {\"peak_tmax_c\", \"t2m_mean_c\", \"heat_load\", \"mean_rh_pct\", \
+    let q = "Return JSON {\"peak_tmax_c\", \"t2m_mean_c\", \"heat_load\", \"gap_mm\", \
              \"peak_c\", \"start_date\", \"source_file\", \"verdict\"}";
     let observations = trajectory();
     let ledger = build_ledger(
@@ -203,10 +203,7 @@ fn error_families_follow_the_documented_order() {
     assert_eq!(family("peak_tmax_c"), Some(ErrorFamily::WindowOrSubset));
     assert_eq!(family("t2m_mean_c"), Some(ErrorFamily::WrongSource));
     assert_eq!(family("heat_load"), Some(ErrorFamily::Arithmetic));
-    assert_eq!(
-        family("mean_rh_pct"),
-        Some(ErrorFamily::RoundingOrPrecision)
-    );
+    assert_eq!(family("gap_mm"), Some(ErrorFamily::RoundingOrPrecision));
     assert_eq!(family("peak_c"), Some(ErrorFamily::UnitOrScale));
     assert_eq!(family("start_date"), Some(ErrorFamily::WindowOrSubset));
     assert_eq!(family("source_file"), Some(ErrorFamily::WrongSource));
@@ -292,4 +289,53 @@ fn reference_files_are_inventory_paths_the_reference_names() {
         [OPEN_METEO, ANCHOR]
     );
     assert!(reference_files(&["nothing here"], &inventory).is_empty());
+}
+
+#[test]
+fn a_number_only_within_tolerance_needs_its_key_to_be_strong() {
+    let gt = json!({"rain_total_mm": 123.4});
+    let q = "Return {\"rain_total_mm\": 0}";
+    let answer = json!({"rain_total_mm": 123.4});
+    // 124.9 is within 2 % of 123.4 but not 123.4 at one decimal.
+    let far = vec![obs(
+        4,
+        "read_text_file",
+        ObservationKind::Read,
+        &[ERA5],
+        "cell 17: 124.9",
+    )];
+    let ledger = build_ledger(q, &far, &[], &units(&gt, &answer, q), &[]);
+    assert_eq!(ledger.claims[0].status, ClaimStatus::Observed);
+    assert_eq!(ledger.claims[0].strength, Some(Strength::Weak));
+    let keyed = vec![obs(
+        4,
+        "read_text_file",
+        ObservationKind::Read,
+        &[ERA5],
+        "rain total: 124.9",
+    )];
+    let ledger = build_ledger(q, &keyed, &[], &units(&gt, &answer, q), &[]);
+    assert_eq!(ledger.claims[0].strength, Some(Strength::Strong));
+    // A conversion without the key's words is no trace at all: 48.6 in is
+    // 1234.4 mm, but the line does not name rain.
+    let gt = json!({"rain_total_mm": 1234.4});
+    let answer = json!({"rain_total_mm": 1234.4});
+    let unkeyed = vec![obs(
+        4,
+        "read_text_file",
+        ObservationKind::Read,
+        &[ERA5],
+        "cell 17: 48.6",
+    )];
+    let ledger = build_ledger(q, &unkeyed, &[], &units(&gt, &answer, q), &[]);
+    assert_eq!(ledger.claims[0].status, ClaimStatus::Unsupported);
+    let keyed = vec![obs(
+        4,
+        "read_text_file",
+        ObservationKind::Read,
+        &[ERA5],
+        "rain total in: 48.6",
+    )];
+    let ledger = build_ledger(q, &keyed, &[], &units(&gt, &answer, q), &[]);
+    assert_eq!(ledger.claims[0].status, ClaimStatus::Transformed);
 }

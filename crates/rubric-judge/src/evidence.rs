@@ -88,9 +88,12 @@ pub fn observations(steps: &[ToolStep]) -> Vec<Observation> {
                 ObservationKind::Computed
             };
             let mut files: Vec<String> = Vec::new();
+            // Package files only: the runner's copies of the code
+            // (`.../python_snippets/step_NN_*.py`) are not evidence.
             let mut push = |f: &str| {
                 let f = f.trim();
-                if !f.is_empty() && !files.iter().any(|g| g == f) {
+                if !f.is_empty() && !f.contains("python_snippets/") && !files.iter().any(|g| g == f)
+                {
                     files.push(f.to_owned());
                 }
             };
