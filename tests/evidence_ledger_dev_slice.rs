@@ -74,7 +74,7 @@ fn strong_systems_trace_more_of_their_right_numbers_than_weak_ones() {
     for s in l.systems.iter().filter(|s| s.numeric_satisfied >= 100) {
         assert!(s.traced_share_with_weak >= s.traced_share);
         assert!(
-            s.traced_share_with_weak - s.traced_share < 0.1,
+            s.traced_share_with_weak - s.traced_share < 0.15,
             "{}",
             s.system
         );
@@ -82,7 +82,7 @@ fn strong_systems_trace_more_of_their_right_numbers_than_weak_ones() {
 }
 
 #[test]
-fn error_families_are_spread_and_missing_dominates_the_weak() {
+fn every_error_family_occurs_and_weak_systems_err_more() {
     let l = ledgers();
     let total: BTreeMap<ErrorFamily, usize> =
         l.systems.iter().fold(BTreeMap::new(), |mut acc, s| {
@@ -146,4 +146,33 @@ fn hand_checked_claims_keep_their_status_and_source() {
         .as_deref()
         .unwrap()
         .contains("Locked_event_anchor"));
+    // README sample 9: a percent printed by python, answered as a fraction.
+    let c = claim(run("qwen-3-7-plus", "CSX-125_Q1"), "max_72h_share");
+    assert_eq!(c.status, ClaimStatus::Transformed);
+    let s = c.source.as_ref().unwrap();
+    assert_eq!((s.step, s.transform.as_deref()), (5, Some("÷100")));
+    // Sample 10: -1.2 is printed nowhere (no conversion coincidence).
+    let c = claim(
+        run("claude-haiku-4-5", "CSX-006_Q1"),
+        "calculations.apparent_amplification_gate.daily_mean_apparent_minus_air_c",
+    );
+    assert_eq!(c.status, ClaimStatus::Unsupported);
+    // Sample 17: "~1.23 million" for 1,233,444 is a scale error.
+    let c = claim(
+        run("kimi-k2-5", "CSX-316_Q1"),
+        "key_metrics.population_context",
+    );
+    assert_eq!(c.error_family, Some(ErrorFamily::UnitOrScale));
+    // Sample 15: the wrong metadata file cited for the event context.
+    let c = claim(
+        run("gemini-3-1-flash-lite", "CSX-302_Q2"),
+        "source_paths.event_context[2]",
+    );
+    assert_eq!(
+        (c.status, c.error_family),
+        (ClaimStatus::Observed, Some(ErrorFamily::WrongSource))
+    );
+    // Sample 13: the model's own label.
+    let c = claim(run("gpt-5-6-terra", "CSX-309_Q1"), "priority_rank[1]");
+    assert_eq!(c.status, ClaimStatus::Unsupported);
 }
