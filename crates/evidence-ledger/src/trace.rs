@@ -461,7 +461,7 @@ impl<'a> TraceIndex<'a> {
             let mut prev_end = 0usize;
             for n in &item.nums {
                 let start = n.range.start;
-                let between_start = prev_end.max(line_start(text, start));
+                let between_start = line_start(text, start, prev_end);
                 prev_end = n.range.end;
                 let Some(between) = text.get(between_start..start) else {
                     continue;
@@ -603,11 +603,14 @@ fn key_words(unit: &UnitLedgerEntry) -> Vec<String> {
 }
 
 /// Byte offset of the start of the line holding `at` (a newline or the
-/// two characters `\n` of JSON-escaped text end the previous line).
-fn line_start(text: &str, at: usize) -> usize {
+/// two characters `\n` of JSON-escaped text end the previous line), or
+/// `floor` when the line starts before it (the scan stops there, so
+/// reading a long single-line text number by number stays linear).
+fn line_start(text: &str, at: usize, floor: usize) -> usize {
     let head = &text.as_bytes()[..at.min(text.len())];
+    let floor = floor.min(head.len());
     let mut i = head.len();
-    while i > 0 {
+    while i > floor {
         if head[i - 1] == b'\n' {
             return i;
         }
@@ -616,7 +619,7 @@ fn line_start(text: &str, at: usize) -> usize {
         }
         i -= 1;
     }
-    0
+    floor
 }
 
 /// Whether at least half of the key's words (and at least one) are on the
@@ -625,7 +628,7 @@ fn has_key_context(text: &str, at: usize, key_words: &[String]) -> bool {
     if key_words.is_empty() {
         return false;
     }
-    let from = ceil_boundary(text, at.saturating_sub(KEY_CONTEXT_BYTES)).max(line_start(text, at));
+    let from = line_start(text, at, ceil_boundary(text, at.saturating_sub(KEY_CONTEXT_BYTES)));
     let Some(window) = text.get(from..at) else {
         return false;
     };
@@ -657,7 +660,7 @@ fn floor_boundary(text: &str, mut i: usize) -> usize {
 fn excerpt(text: &str, range: &Range<usize>) -> String {
     let from = floor_boundary(text, range.start.saturating_sub(EXCERPT_BYTES));
     let to = ceil_boundary(text, range.end.saturating_add(EXCERPT_BYTES));
-    let from = from.max(line_start(text, range.start));
+    let from = line_start(text, range.start, from);
     let mut s = text.get(from..to).unwrap_or_default().to_owned();
     if let Some(cut) = s[range.end.saturating_sub(from).min(s.len())..]
         .find(['\n'])
