@@ -2,7 +2,8 @@
 
 use crate::model::{Claim, ClaimStatus, ErrorFamily};
 use crate::trace::{
-    conversion_fits, half_unit, is_small_integer, same_file, value_of, ClaimValue, CONVERSIONS,
+    conversion_fits, half_unit, is_small_integer, same_file, value_of, ClaimValue, Conversion,
+    CONVERSIONS,
 };
 use earthverse_answer_units::matching::number_matches;
 use earthverse_answer_units::{UnitKind, UnitLedgerEntry};
@@ -114,7 +115,7 @@ fn numeric(
 
 /// Decimal scale slips and written multipliers (`1.23 million`), only for
 /// diagnosis (too loose for tracing).
-const SCALES: &[(&str, fn(f64) -> f64, &[&str])] = &[
+const SCALES: &[Conversion] = &[
     ("×10", |y| y * 10.0, &[]),
     ("÷10", |y| y / 10.0, &[]),
     ("×10⁶", |y| y * 1e6, &[]),

@@ -24,11 +24,14 @@ const EXCERPT_BYTES: usize = 60;
 /// Most earlier values kept per claim.
 const MAX_REPLACED: usize = 5;
 
+/// A conversion: its name, the function, and the key words it needs.
+pub(crate) type Conversion = (&'static str, fn(f64) -> f64, &'static [&'static str]);
+
 /// Unit and scale conversions: name, the function from an observed value
 /// to the converted one, and the key words that make a physical
 /// conversion plausible (empty: a pure scale, always tried). Tried both
 /// for tracing (`transformed`) and for [`crate::ErrorFamily::UnitOrScale`].
-pub(crate) const CONVERSIONS: &[(&str, fn(f64) -> f64, &[&str])] = &[
+pub(crate) const CONVERSIONS: &[Conversion] = &[
     ("×100", |y| y * 100.0, &[]),
     ("÷100", |y| y / 100.0, &[]),
     ("×1000", |y| y * 1000.0, &[]),
@@ -628,7 +631,11 @@ fn has_key_context(text: &str, at: usize, key_words: &[String]) -> bool {
     if key_words.is_empty() {
         return false;
     }
-    let from = line_start(text, at, ceil_boundary(text, at.saturating_sub(KEY_CONTEXT_BYTES)));
+    let from = line_start(
+        text,
+        at,
+        ceil_boundary(text, at.saturating_sub(KEY_CONTEXT_BYTES)),
+    );
     let Some(window) = text.get(from..at) else {
         return false;
     };
