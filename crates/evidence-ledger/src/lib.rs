@@ -40,7 +40,7 @@
 //! in a read or search output, `observed`; in the output of code or a
 //! domain operation, `computed` (with the files that code read). Dates
 //! are looked for as `YYYY-MM-DD` text, paths as a step that read the
-//! file (else a text naming it), labels as lowercase text (`_` and spaces
+//! file (else a text naming it), labels as text ignoring ASCII case (`_` and spaces
 //! interchangeable, 3 characters or more). Booleans, `null` and long text
 //! are `judgement` (conclusions, not traced); no value is `missing`;
 //! anything not found is `unsupported`.

@@ -9,6 +9,7 @@ use earthverse_answer_units::{
     UnitLedgerEntry,
 };
 use serde_json::Value;
+use std::cell::OnceCell;
 use std::ops::Range;
 
 /// Whole numbers below this are "small integers": found only with their
@@ -131,7 +132,16 @@ struct Num {
 struct Indexed<'a> {
     obs: &'a Observation,
     nums: Vec<Num>,
-    lower: String,
+    /// The text with ASCII letters lowercased (byte offsets kept), made on
+    /// first use (labels, dates, paths).
+    lower: OnceCell<String>,
+}
+
+impl Indexed<'_> {
+    fn lower(&self) -> &str {
+        self.lower
+            .get_or_init(|| self.obs.text.to_ascii_lowercase())
+    }
 }
 
 /// A run's observations, indexed once and read for every claim (and both
@@ -188,7 +198,7 @@ impl<'a> TraceIndex<'a> {
             .map(|obs| Indexed {
                 obs,
                 nums: nums_of(&obs.text),
-                lower: obs.text.to_lowercase(),
+                lower: OnceCell::new(),
             })
             .collect();
         items.sort_by_key(|i| i.obs.step);
@@ -202,7 +212,7 @@ impl<'a> TraceIndex<'a> {
         TraceIndex {
             items,
             prompt_nums: nums_of(question),
-            prompt_lower: question.to_lowercase(),
+            prompt_lower: question.to_ascii_lowercase(),
             prompt,
             reference_files: reference_files.to_vec(),
         }
@@ -293,7 +303,7 @@ impl<'a> TraceIndex<'a> {
                 }
                 hit
             }
-            ClaimValue::Date(d) => self.find_text(&d.to_lowercase()),
+            ClaimValue::Date(d) => self.find_text(&d.to_ascii_lowercase()),
             ClaimValue::Path(p) => self.find_path(p),
             ClaimValue::Label(l) => self.find_label(l),
         };
@@ -424,14 +434,17 @@ impl<'a> TraceIndex<'a> {
         if small || x == 0.0 || significant_digits(x, decimals) < 3 {
             return None;
         }
+        let fitting: Vec<&Conversion> = CONVERSIONS
+            .iter()
+            .filter(|(_, _, words)| conversion_fits(words, key))
+            .collect();
         for (item, nums, text) in self.texts() {
             for n in nums {
                 if n.value == 0.0 || is_small_integer(n.value) {
                     continue;
                 }
-                for (name, convert, words) in CONVERSIONS {
-                    if conversion_fits(words, key)
-                        && (convert(n.value) - x).abs() <= exact_tol
+                for (name, convert, _) in &fitting {
+                    if (convert(n.value) - x).abs() <= exact_tol
                         && has_key_context(text, n.range.start, key_words)
                     {
                         return Some(Hit {
@@ -456,20 +469,35 @@ impl<'a> TraceIndex<'a> {
         if key_words.is_empty() {
             return out;
         }
+        // The longest word anchors the search: each of its mentions is
+        // followed to the first number after it, whose span back to the
+        // previous number (or the line start) must hold every key word.
+        let anchor = key_words
+            .iter()
+            .max_by_key(|w| w.len())
+            .map_or("", String::as_str);
         for item in &self.items {
             if before > 0 && item.obs.step >= before {
                 break;
             }
             let text = item.obs.text.as_str();
-            let mut prev_end = 0usize;
-            for n in &item.nums {
-                let start = n.range.start;
-                let between_start = line_start(text, start, prev_end);
-                prev_end = n.range.end;
-                let Some(between) = text.get(between_start..start) else {
+            let lower = item.lower();
+            let mut from = 0usize;
+            while let Some(p) = lower.get(from..).and_then(|rest| rest.find(anchor)) {
+                let at = from + p;
+                from = at + anchor.len().max(1);
+                let idx = item.nums.partition_point(|n| n.range.start < from);
+                let Some(n) = item.nums.get(idx) else {
+                    break;
+                };
+                let prev_end = idx.checked_sub(1).map_or(0, |k| item.nums[k].range.end);
+                let between_start = line_start(text, n.range.start, prev_end);
+                if at < between_start {
+                    continue;
+                }
+                let Some(between) = lower.get(between_start..n.range.start) else {
                     continue;
                 };
-                let between = between.to_lowercase();
                 if !key_words.iter().all(|w| between.contains(w.as_str())) {
                     continue;
                 }
@@ -497,7 +525,7 @@ impl<'a> TraceIndex<'a> {
             return Some(plain_hit(None, at, needle.len()));
         }
         self.items.iter().enumerate().find_map(|(i, it)| {
-            it.lower
+            it.lower()
                 .find(needle)
                 .map(|at| plain_hit(Some(i), at, needle.len()))
         })
@@ -506,7 +534,7 @@ impl<'a> TraceIndex<'a> {
     /// A label: its lowercase text, or with `_` read as spaces (and the
     /// other way round); labels shorter than 3 characters are not looked for.
     fn find_label(&self, label: &str) -> Option<Hit> {
-        let lower = label.trim().to_lowercase();
+        let lower = label.trim().to_ascii_lowercase();
         if lower.chars().count() < 3 {
             return None;
         }
@@ -526,8 +554,9 @@ impl<'a> TraceIndex<'a> {
             if it.obs.kind != ObservationKind::Search
                 && it.obs.files.iter().any(|f| same_file(f, path))
             {
-                let at = it.lower.find(&name.to_lowercase()).unwrap_or(0);
-                let len = if at == 0 && !it.lower.starts_with(&name.to_lowercase()) {
+                let lower_name = name.to_ascii_lowercase();
+                let at = it.lower().find(&lower_name).unwrap_or(0);
+                let len = if at == 0 && !it.lower().starts_with(&lower_name) {
                     0
                 } else {
                     name.len()
@@ -535,7 +564,7 @@ impl<'a> TraceIndex<'a> {
                 return Some(plain_hit(Some(i), at, len));
             }
         }
-        self.find_text(&name.to_lowercase())
+        self.find_text(&name.to_ascii_lowercase())
     }
 }
 
@@ -639,13 +668,19 @@ fn has_key_context(text: &str, at: usize, key_words: &[String]) -> bool {
     let Some(window) = text.get(from..at) else {
         return false;
     };
-    let window = window.to_lowercase();
-    let flat = window.replace(['_', '-'], " ");
-    let present = key_words
-        .iter()
-        .filter(|w| window.contains(w.as_str()) || flat.contains(w.as_str()))
-        .count();
+    // Key words are lowercase and hold no `_`, `-` or space: an ASCII
+    // case-insensitive search of the window is enough.
+    let present = key_words.iter().filter(|w| contains_ci(window, w)).count();
     present > 0 && 2 * present >= key_words.len()
+}
+
+/// Whether `haystack` holds `word` (lowercase ASCII), ignoring ASCII case;
+/// no allocation.
+fn contains_ci(haystack: &str, word: &str) -> bool {
+    let (h, w) = (haystack.as_bytes(), word.as_bytes());
+    !w.is_empty()
+        && w.len() <= h.len()
+        && h.windows(w.len()).any(|part| part.eq_ignore_ascii_case(w))
 }
 
 fn ceil_boundary(text: &str, mut i: usize) -> usize {

@@ -4,7 +4,7 @@
 //! the ledger's observations is `earthverse_rubric_judge::evidence`.
 
 use anyhow::{bail, Context};
-use earthverse_answer_units::score_task;
+use earthverse_answer_units::{score_task, ScoringContext};
 use earthverse_evidence_ledger::{
     summarize, Claim, ErrorFamily, RunLedger, SystemSummary, TraceIndex,
 };
@@ -102,6 +102,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("evidence: {skipped} run(s) answer tasks not in the release; skipped");
     }
     let with_answer = args.run.is_some();
+    // One scoring context per task, shared by its runs.
+    let contexts: BTreeMap<&str, ScoringContext> = tasks
+        .values()
+        .map(|t| (t.task_id.as_str(), scoring_context(t)))
+        .collect();
     let ledgers: Vec<RunEvidence> = known
         .par_iter()
         .map(|rf| {
@@ -110,7 +115,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 .get(rf.run.task_id.as_str())
                 .map(Vec::as_slice)
                 .unwrap_or_default();
-            run_evidence(task, refs, &rf.run, with_answer)
+            let ctx = &contexts[rf.run.task_id.as_str()];
+            run_evidence(task, ctx, refs, &rf.run, with_answer)
         })
         .collect();
     let views: Vec<RunLedger> = ledgers.iter().map(RunEvidence::ledger_view).collect();
@@ -153,15 +159,16 @@ pub fn task_references(release: &Release) -> BTreeMap<&str, Vec<String>> {
 }
 
 /// The ledger of one run in the judge-like reading (and the `primary_gt`
-/// reading when they differ).
+/// reading when they differ), scored with `ctx` (the task's
+/// [`scoring_context`]).
 pub fn run_evidence(
     task: &TaskContext,
+    ctx: &ScoringContext,
     references: &[String],
     run: &RunContext,
     with_answer: bool,
 ) -> RunEvidence {
-    let ctx = scoring_context(task);
-    let score = score_task(&task.primary_gt, &run.final_answer, &ctx);
+    let score = score_task(&task.primary_gt, &run.final_answer, ctx);
     let observations = observations(&run.tool_trace);
     let index = TraceIndex::new(&task.question, &observations, references);
     let cited = cited_files(&run.evidence);
