@@ -219,8 +219,8 @@ fn print_run(r: &RunEvidence) {
         r.system, r.task_id, r.u_judge, r.reading
     );
     println!(
-        "{:<36} {:<18} {:<18} {:<4} {:<12} {:<30} {}",
-        "unit", "value", "expected", "ok", "status", "source", "error family"
+        "{:<36} {:<18} {:<18} {:<4} {:<12} {:<30} error family",
+        "unit", "value", "expected", "ok", "status", "source"
     );
     for c in r.claims.iter().filter(|c| c.counted) {
         let source = c.source.as_ref().map_or("-".to_owned(), |s| {

@@ -329,6 +329,5 @@ fn claims(
         .get(&task.task_id)
         .map(Vec::as_slice)
         .unwrap_or_default();
-    let claims = earthverse_rubric_judge::evidence::record_claims(task, refs, run, &units);
-    claims
+    earthverse_rubric_judge::evidence::record_claims(task, refs, run, &units)
 }
