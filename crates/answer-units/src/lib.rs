@@ -64,3 +64,4 @@ pub use score::{
 };
 pub use solution::solution_final_answer;
 pub use units::{decompose, Unit, UnitKind};
+pub use values::{dates_in, literal_decimals, number_spans};

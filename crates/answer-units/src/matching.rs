@@ -370,6 +370,22 @@ pub(crate) fn numbers_match(
     None
 }
 
+/// The number rule of the matcher without the percent/fraction
+/// allowance: `|x − v| ≤ max(2 %·|v|, abs_tolerance)` (plus a rounding
+/// epsilon), the rule every numeric unit is matched with. For callers
+/// outside the crate (the evidence ledger traces answer values to
+/// observations with it).
+///
+/// ```
+/// use earthverse_answer_units::matching::number_matches;
+/// assert!(number_matches(14.1, 14.3, 0.05));
+/// assert!(!number_matches(14.1, 14.5, 0.05));
+/// assert!(number_matches(3.0, 3.4, 0.5));
+/// ```
+pub fn number_matches(v: f64, x: f64, abs_tolerance: f64) -> bool {
+    numbers_match(v, x, abs_tolerance, 0.0, false).is_some()
+}
+
 fn round_tol(t: f64) -> f64 {
     (t * 1e6).round() / 1e6
 }

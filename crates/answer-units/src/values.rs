@@ -40,7 +40,7 @@ fn parse_token(token: &str) -> Option<f64> {
 
 /// Decimal places written in a number's literal (`24.0` has 1, `3` has 0,
 /// `1.5e-3` has 4).
-pub(crate) fn literal_decimals(literal: &str) -> u32 {
+pub fn literal_decimals(literal: &str) -> u32 {
     let lower = literal.to_ascii_lowercase();
     let (mantissa, exponent) = match lower.split_once('e') {
         Some((m, e)) => (m, e.parse::<i64>().unwrap_or(0)),
@@ -75,8 +75,15 @@ pub(crate) fn number_tokens(s: &str) -> Vec<f64> {
     number_spans(s).into_iter().map(|(_, n)| n).collect()
 }
 
-/// The numbers of a string with their byte ranges, in order.
-pub(crate) fn number_spans(s: &str) -> Vec<(std::ops::Range<usize>, f64)> {
+/// The numbers of a string with their byte ranges, in order (the
+/// matcher's number tokens: thousands separators and a Unicode minus
+/// allowed).
+///
+/// ```
+/// let spans = earthverse_answer_units::number_spans("t = 14.10 °C, n=5");
+/// assert_eq!(spans, vec![(4..9, 14.1), (17..18, 5.0)]);
+/// ```
+pub fn number_spans(s: &str) -> Vec<(std::ops::Range<usize>, f64)> {
     number_token_re()
         .find_iter(s)
         .filter_map(|m| Some((m.range(), parse_token(m.as_str())?)))
@@ -84,7 +91,7 @@ pub(crate) fn number_spans(s: &str) -> Vec<(std::ops::Range<usize>, f64)> {
 }
 
 /// Dates (`YYYY-MM-DD`, with `THH:MM` unless it is midnight) found in a string.
-pub(crate) fn dates_in(s: &str) -> Vec<String> {
+pub fn dates_in(s: &str) -> Vec<String> {
     date_re()
         .captures_iter(s)
         .filter_map(|c| {

@@ -24,6 +24,8 @@ enum Command {
     Tools(commands::tools::ToolsCommand),
     /// Run an agent over the tasks of a release (App. C.2, E).
     Run(commands::run::Args),
+    /// Claim–evidence ledger of recorded runs: provenance and error families (App. B.3).
+    Evidence(commands::evidence::Args),
     /// Score runs with a judge into evaluation records (§4.1).
     Score(commands::score::ScoreArgs),
     /// Aggregate evaluation records into a leaderboard (Table 2).
@@ -54,6 +56,7 @@ fn main() -> ExitCode {
         Command::Units(args) => commands::units::run(args),
         Command::Tools(cmd) => commands::tools::run(cmd),
         Command::Run(args) => commands::run::run(args),
+        Command::Evidence(args) => commands::evidence::run(args),
         Command::Score(args) => commands::score::run_score(args),
         Command::Leaderboard(args) => commands::stats::run_leaderboard(args),
         Command::Compare(args) => commands::stats::run_compare(args),
@@ -76,6 +79,7 @@ fn prints_only(command: &Command) -> bool {
         command,
         Command::Validate(_)
             | Command::Units(_)
+            | Command::Evidence(_)
             | Command::Leaderboard(_)
             | Command::Compare(_)
             | Command::Report(_)

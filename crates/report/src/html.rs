@@ -1,6 +1,7 @@
 //! The page: tables, inlined plots and the drill-down.
 
 use crate::{plots, Error, Result};
+use earthverse_evidence_ledger::{summarize, Claim, ErrorFamily, RunLedger, SystemSummary};
 use earthverse_stats_bootstrap::{
     by_system, compare, cost_table, leaderboard, slice_table, BootstrapConfig, LeaderboardRow,
     Metric, PairedDelta, SliceBy, SliceTable, TaskOutcome,
@@ -52,6 +53,13 @@ pub struct TaskDetail {
     pub units: Vec<UnitRow>,
     /// Rubric ledger (empty when the record has none).
     pub criteria: Vec<CriterionRow>,
+    /// Claim–evidence ledger (empty when the record has none): gives the
+    /// run its own page and the system its error-family counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<Claim>,
+    /// The final answer as submitted, as text, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
 }
 
 /// Everything the report shows.
@@ -109,7 +117,9 @@ th,td{border:1px solid #ddd;padding:3px 7px;text-align:right}\
 th{background:#f4f6f8}td:first-child,th:first-child{text-align:left}\
 figure{margin:8px 0 24px}figure svg{max-width:100%;height:auto}\
 details{margin:4px 0}summary{cursor:pointer}.ok{color:#1a7f37}.bad{color:#c62828}\
-nav a{margin-right:12px}";
+nav a{margin-right:12px}.runpage{display:none;border-top:3px solid #1f77b4;margin-top:24px}\
+.runpage:target{display:block}pre{white-space:pre-wrap;background:#f7f7f7;padding:8px;font-size:12px}\
+td.x{text-align:left;font-family:monospace;font-size:11px;max-width:420px}";
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))
@@ -155,7 +165,8 @@ pub fn render_html(input: &ReportInput) -> Result<String> {
          <nav><a href=\"#leaderboard\">Leaderboard</a><a href=\"#landscape\">Landscape</a>\
          <a href=\"#capabilities\">Capabilities</a><a href=\"#slices\">Slices</a>\
          <a href=\"#forest\">Paired ΔCore</a><a href=\"#distribution\">Distribution</a>\
-         <a href=\"#cost\">Cost</a><a href=\"#drilldown\">Tasks</a></nav>\n",
+         <a href=\"#evidence\">Evidence</a><a href=\"#cost\">Cost</a>\
+         <a href=\"#drilldown\">Tasks</a></nav>\n",
         title = escape(&input.title),
         src = if input.source.is_empty() {
             String::new()
@@ -165,7 +176,15 @@ pub fn render_html(input: &ReportInput) -> Result<String> {
         n_out = input.outcomes.len(),
         n_sys = rows.len(),
     );
-    leaderboard_section(&mut page, &rows);
+    let with_claims: Vec<&TaskDetail> = input
+        .details
+        .iter()
+        .filter(|d| !d.claims.is_empty())
+        .collect();
+    let systems_with_claims: std::collections::HashSet<&str> =
+        with_claims.iter().map(|d| d.system.as_str()).collect();
+    leaderboard_section(&mut page, &rows, &systems_with_claims);
+    evidence_section(&mut page, &with_claims, &order)?;
     let _ = writeln!(
         page,
         "<section id=\"landscape\"><h2>Landscape (Fig. 1b)</h2><figure>{}</figure></section>",
@@ -222,6 +241,9 @@ pub fn render_html(input: &ReportInput) -> Result<String> {
     }
     page.push_str("</section>\n");
     drilldown(&mut page, &groups, &order, &input.details);
+    for d in &with_claims {
+        run_page(&mut page, d);
+    }
     page.push_str("</body></html>\n");
     Ok(page)
 }
@@ -253,7 +275,11 @@ fn leader_deltas(
     Ok(out)
 }
 
-fn leaderboard_section(page: &mut String, rows: &[LeaderboardRow]) {
+fn leaderboard_section(
+    page: &mut String,
+    rows: &[LeaderboardRow],
+    with_claims: &std::collections::HashSet<&str>,
+) {
     page.push_str(
         "<section id=\"leaderboard\"><h2>Leaderboard (Table 2)</h2><table><tr><th>System</th>\
          <th>Runs</th><th>Answer</th><th>Process</th><th>Core</th><th>Strict@95 (%)</th>\
@@ -266,6 +292,14 @@ fn leaderboard_section(page: &mut String, rows: &[LeaderboardRow]) {
             // Core (column 4) is the headline score, in bold.
             if column == 4 {
                 let _ = write!(page, "<td><b>{}</b></td>", escape(cell));
+            } else if column == 0 && with_claims.contains(r.system.as_str()) {
+                // The system's error families and its runs' pages.
+                let _ = write!(
+                    page,
+                    "<td><a href=\"#ev-{}\">{}</a></td>",
+                    slug(&r.system),
+                    escape(cell)
+                );
             } else {
                 let _ = write!(page, "<td>{}</td>", escape(cell));
             }
@@ -353,11 +387,19 @@ fn drilldown(
             } else {
                 detail.and_then(|d| d.verdict.clone()).unwrap_or_default()
             };
+            let task_cell = match detail.filter(|d| !d.claims.is_empty()) {
+                Some(d) => format!(
+                    "<a href=\"#{}\">{}</a>",
+                    run_anchor(&d.system, &d.task),
+                    escape(&o.task)
+                ),
+                None => escape(&o.task),
+            };
             let _ = write!(
                 page,
                 "<tr><td>{}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td><td>{:.1}</td>\
                  <td>{}</td><td>{}</td></tr>",
-                escape(&o.task),
+                task_cell,
                 o.answer,
                 o.process,
                 o.core(),
@@ -415,4 +457,203 @@ fn ledger_row(page: &mut String, d: &TaskDetail) {
         page.push_str("</table>");
     }
     page.push_str("</details></td></tr>");
+}
+
+/// An HTML id fragment from any text.
+fn slug(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+fn run_anchor(system: &str, task: &str) -> String {
+    format!("run-{}--{}", slug(system), slug(task))
+}
+
+/// The error-family tables and plots (Figs. 8–10) and, per system, links
+/// to its runs' pages.
+fn evidence_section(
+    page: &mut String,
+    details: &[&TaskDetail],
+    order: &HashMap<&str, usize>,
+) -> Result<()> {
+    page.push_str("<section id=\"evidence\"><h2>Claim–evidence ledger and error families</h2>");
+    if details.is_empty() {
+        page.push_str(
+            "<p>No record carries a claim ledger (records of <code>earthverse score</code> \
+             do; see <code>earthverse evidence</code>).</p></section>\n",
+        );
+        return Ok(());
+    }
+    let ledgers: Vec<RunLedger> = details
+        .iter()
+        .map(|d| RunLedger {
+            claims: d.claims.clone(),
+            ..RunLedger::default()
+        })
+        .collect();
+    let mut summaries: Vec<SystemSummary> =
+        summarize(details.iter().map(|d| d.system.as_str()).zip(&ledgers));
+    summaries.sort_by_key(|s| order.get(s.system.as_str()).copied().unwrap_or(usize::MAX));
+    page.push_str(
+        "<p>Each answer unit's value is traced to where it entered the run: <i>observed</i> \
+         in a read or search output, <i>computed</i> by code or a domain operation, \
+         <i>transformed</i> (a unit or scale change of an observed value), <i>given</i> by the \
+         prompt, or <i>unsupported</i>. Traced share: satisfied numeric units observed, \
+         computed or transformed (weak traces, small integers found without their key, in \
+         the second column). Wrong units are sorted into the error families of Figs. 8–10 by \
+         the documented rules of <code>earthverse-evidence-ledger</code>.</p>",
+    );
+    let shares: Vec<(String, f64, f64)> = summaries
+        .iter()
+        .map(|s| (s.system.clone(), s.traced_share, s.traced_share_with_weak))
+        .collect();
+    let families: Vec<(String, [usize; 9])> = summaries
+        .iter()
+        .map(|s| {
+            let mut counts = [0usize; 9];
+            for (k, f) in ErrorFamily::ALL.iter().enumerate() {
+                counts[k] = s.families.get(f).copied().unwrap_or(0);
+            }
+            (s.system.clone(), counts)
+        })
+        .collect();
+    let _ = write!(
+        page,
+        "<figure>{}</figure><figure>{}</figure>",
+        plots::traced_share(&shares)?,
+        plots::error_families(&families)?
+    );
+    page.push_str(
+        "<table><tr><th>System</th><th>Runs</th><th>Sat. numeric</th><th>Traced (%)</th>\
+         <th>+ weak (%)</th>",
+    );
+    for f in ErrorFamily::ALL {
+        let _ = write!(page, "<th>{}</th>", f.as_str());
+    }
+    page.push_str("</tr>");
+    for (s, (_, counts)) in summaries.iter().zip(&families) {
+        let _ = write!(
+            page,
+            "<tr id=\"ev-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{:.1}</td>",
+            slug(&s.system),
+            escape(&s.system),
+            s.runs,
+            s.numeric_satisfied,
+            100.0 * s.traced_share,
+            100.0 * s.traced_share_with_weak
+        );
+        for c in counts {
+            let _ = write!(page, "<td>{c}</td>");
+        }
+        page.push_str("</tr>");
+    }
+    page.push_str("</table><h3>Runs</h3>");
+    for s in &summaries {
+        let _ = write!(
+            page,
+            "<details><summary>{} — {} runs</summary><p>",
+            escape(&s.system),
+            s.runs
+        );
+        let mut runs: Vec<&&TaskDetail> = details.iter().filter(|d| d.system == s.system).collect();
+        runs.sort_by(|a, b| a.task.cmp(&b.task));
+        for d in runs {
+            let wrong = d.claims.iter().filter(|c| c.error_family.is_some()).count();
+            let _ = write!(
+                page,
+                "<a href=\"#{}\">{}</a> ({} wrong) ",
+                run_anchor(&d.system, &d.task),
+                escape(&d.task),
+                wrong
+            );
+        }
+        page.push_str("</p></details>");
+    }
+    page.push_str("</section>\n");
+    Ok(())
+}
+
+fn value_text(v: Option<&serde_json::Value>) -> String {
+    match v {
+        None => "–".to_owned(),
+        Some(serde_json::Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// A run's own page (shown when its anchor is the target): the answer, and
+/// each unit with its verdict, provenance and error family.
+fn run_page(page: &mut String, d: &TaskDetail) {
+    let _ = write!(
+        page,
+        "<section class=\"runpage\" id=\"{}\"><h2>{} — {}</h2>\
+         <p><a href=\"#ev-{}\">back to {}</a> · <a href=\"#evidence\">error families</a></p>",
+        run_anchor(&d.system, &d.task),
+        escape(&d.system),
+        escape(&d.task),
+        slug(&d.system),
+        escape(&d.system)
+    );
+    if let Some(v) = &d.verdict {
+        let _ = write!(page, "<p>Verdict: {}</p>", escape(v));
+    }
+    if let Some(answer) = &d.answer {
+        let _ = write!(page, "<h3>Answer</h3><pre>{}</pre>", escape(answer));
+    }
+    page.push_str(
+        "<h3>Units</h3><table><tr><th>Unit</th><th>Answer</th><th>Expected</th><th>OK</th>\
+         <th>Status</th><th>Source</th><th>Observation</th><th>Error family</th>\
+         <th>Replaced</th></tr>",
+    );
+    for c in d.claims.iter().filter(|c| c.counted) {
+        let source = c.source.as_ref().map_or_else(
+            || "–".to_owned(),
+            |s| {
+                let mut text = format!("step {} · {}", s.step, s.tool);
+                if let Some(f) = &s.file {
+                    text.push_str(" · ");
+                    text.push_str(f.rsplit('/').next().unwrap_or(f));
+                }
+                if let Some(t) = &s.transform {
+                    text.push_str(" · ");
+                    text.push_str(t);
+                }
+                text
+            },
+        );
+        let excerpt = c.source.as_ref().map(|s| s.excerpt.as_str()).unwrap_or("");
+        let replaced: Vec<String> = c
+            .replaced
+            .iter()
+            .map(|r| format!("{} (step {})", r.value, r.step))
+            .collect();
+        let strength = match c.strength {
+            Some(earthverse_evidence_ledger::Strength::Weak) => " (weak)",
+            _ => "",
+        };
+        let _ = write!(
+            page,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}{}</td>\
+             <td>{}</td><td class=\"x\">{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&c.unit),
+            escape(&value_text(c.value.as_ref())),
+            escape(&value_text(Some(&c.expected))),
+            if c.satisfied { "ok" } else { "bad" },
+            if c.satisfied { "✓" } else { "✗" },
+            c.status.as_str(),
+            strength,
+            escape(&source),
+            escape(excerpt),
+            c.error_family.map_or("", ErrorFamily::as_str),
+            escape(&replaced.join(", "))
+        );
+    }
+    page.push_str("</table></section>\n");
 }

@@ -310,3 +310,163 @@ pub fn distribution(per_system: &[(String, Vec<f64>)]) -> Result<String> {
     }
     Ok(svg)
 }
+
+/// Colours of the error families, in [`earthverse_evidence_ledger::ErrorFamily::ALL`] order.
+const FAMILY_COLOURS: [RGBColor; 9] = [
+    RGBColor(127, 127, 127),
+    RGBColor(214, 39, 40),
+    RGBColor(255, 127, 14),
+    RGBColor(148, 103, 189),
+    RGBColor(188, 189, 34),
+    RGBColor(31, 119, 180),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(23, 190, 207),
+];
+
+/// Figs. 8–10 as a table's plot: for each system, the share of its wrong
+/// answer units in each error family (one stacked bar per system, families
+/// in [`earthverse_evidence_ledger::ErrorFamily::ALL`] order, with a legend).
+pub fn error_families(per_system: &[(String, [usize; 9])]) -> Result<String> {
+    use earthverse_evidence_ledger::ErrorFamily;
+    const PLOT: &str = "error families";
+    let n = per_system.len().max(1);
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (860, band_height(n) + 60)).into_drawing_area();
+        tri!(PLOT, root.fill(&WHITE));
+        let mut chart = tri!(
+            PLOT,
+            ChartBuilder::on(&root)
+                .caption(
+                    "Error families of wrong answer units (Figs. 8–10)",
+                    (FONT, 18)
+                )
+                .margin(12)
+                .margin_left(200)
+                .margin_top(50)
+                .x_label_area_size(40)
+                .build_cartesian_2d(0f64..100f64, 0f64..n as f64)
+        );
+        tri!(
+            PLOT,
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .disable_y_axis()
+                .x_desc("Share of the system's wrong units (%)")
+                .light_line_style(RGBColor(235, 235, 235))
+                .draw()
+        );
+        let right = Pos::new(HPos::Right, VPos::Center);
+        for (i, (system, counts)) in per_system.iter().enumerate() {
+            let y = (n - 1 - i) as f64 + 0.5;
+            let total: usize = counts.iter().sum();
+            let mut x = 0.0;
+            for (k, &c) in counts.iter().enumerate() {
+                if total == 0 || c == 0 {
+                    continue;
+                }
+                let w = 100.0 * c as f64 / total as f64;
+                tri!(
+                    PLOT,
+                    chart.draw_series(std::iter::once(Rectangle::new(
+                        [(x, y - 0.35), (x + w, y + 0.35)],
+                        FAMILY_COLOURS[k].filled()
+                    )))
+                );
+                x += w;
+            }
+            let (px, py) = chart.backend_coord(&(0.0, y));
+            let style = TextStyle::from((FONT, 12).into_font()).pos(right);
+            tri!(
+                PLOT,
+                root.draw(&Text::new(
+                    format!("{system} (n={total})"),
+                    (px - 8, py),
+                    style
+                ))
+            );
+        }
+        // Legend under the caption, one swatch per family.
+        for (k, family) in ErrorFamily::ALL.iter().enumerate() {
+            let x0 = 20 + (k as i32 % 5) * 165;
+            let y0 = 34 + (k as i32 / 5) * 16;
+            tri!(
+                PLOT,
+                root.draw(&Rectangle::new(
+                    [(x0, y0), (x0 + 12, y0 + 10)],
+                    FAMILY_COLOURS[k].filled()
+                ))
+            );
+            tri!(
+                PLOT,
+                root.draw(&Text::new(
+                    family.as_str().to_owned(),
+                    (x0 + 16, y0),
+                    (FONT, 11).into_font()
+                ))
+            );
+        }
+        tri!(PLOT, root.present());
+    }
+    Ok(svg)
+}
+
+/// The share of satisfied numeric answer units traced to an observation
+/// or a computation, per system (strong traces dark, weak ones light).
+pub fn traced_share(per_system: &[(String, f64, f64)]) -> Result<String> {
+    const PLOT: &str = "traced share";
+    let n = per_system.len().max(1);
+    let mut svg = String::new();
+    {
+        let root =
+            SVGBackend::with_string(&mut svg, (860, band_height(n) + 30)).into_drawing_area();
+        tri!(PLOT, root.fill(&WHITE));
+        let mut chart = tri!(
+            PLOT,
+            ChartBuilder::on(&root)
+                .caption(
+                    "Satisfied numeric units traced to the investigation",
+                    (FONT, 18)
+                )
+                .margin(12)
+                .margin_left(200)
+                .x_label_area_size(40)
+                .build_cartesian_2d(0f64..100f64, 0f64..n as f64)
+        );
+        tri!(
+            PLOT,
+            chart
+                .configure_mesh()
+                .disable_y_mesh()
+                .disable_y_axis()
+                .x_desc("Traced share (%): observed, computed or transformed")
+                .light_line_style(RGBColor(235, 235, 235))
+                .draw()
+        );
+        let right = Pos::new(HPos::Right, VPos::Center);
+        for (i, (system, strong, with_weak)) in per_system.iter().enumerate() {
+            let y = (n - 1 - i) as f64 + 0.5;
+            tri!(
+                PLOT,
+                chart.draw_series([
+                    Rectangle::new(
+                        [(0.0, y - 0.35), (100.0 * with_weak, y + 0.35)],
+                        RGBColor(198, 219, 239).filled()
+                    ),
+                    Rectangle::new([(0.0, y - 0.35), (100.0 * strong, y + 0.35)], MARK.filled()),
+                ])
+            );
+            let (px, py) = chart.backend_coord(&(0.0, y));
+            let style = TextStyle::from((FONT, 12).into_font()).pos(right);
+            tri!(
+                PLOT,
+                root.draw(&Text::new(system.clone(), (px - 8, py), style))
+            );
+        }
+        tri!(PLOT, root.present());
+    }
+    Ok(svg)
+}

@@ -72,3 +72,72 @@ fn every_system_and_task_is_drawn() {
     let board = section(&html, "leaderboard");
     assert!(board.find("<td>c</td>").unwrap() < board.find("<td>a</td>").unwrap());
 }
+
+/// Records with claims: the family table counts them, the leaderboard links
+/// the system to it, and each run gets its own page with the claim's source.
+#[test]
+fn claims_give_family_tables_and_a_page_per_run() {
+    use earthverse_answer_units::{score_answer, ScoringContext};
+    use earthverse_evidence_ledger::{build_ledger, Observation, ObservationKind};
+    use serde_json::json;
+
+    let question = "Return {\"peak_c\": 0, \"hot_days\": 0}";
+    let gt = json!({"peak_c": 41.4, "hot_days": 5});
+    let observations = vec![Observation {
+        step: 3,
+        tool: "python_exec".into(),
+        kind: ObservationKind::Computed,
+        files: vec!["data/physical_hazard/open_meteo.json".into()],
+        text: "Peak: 41.4 C\nHot days: 4".into(),
+    }];
+    let mut input = ReportInput::new("Claims");
+    for (system, answer) in [
+        ("good", json!({"peak_c": 41.4, "hot_days": 5})),
+        ("bad", json!({"peak_c": 41.4, "hot_days": 4})),
+    ] {
+        let units = score_answer(&gt, &answer, &ScoringContext::new(question)).ledger;
+        let ledger = build_ledger(
+            question,
+            &observations,
+            &["data/physical_hazard/open_meteo.json".into()],
+            &units,
+            &[],
+        );
+        input
+            .outcomes
+            .push(TaskOutcome::from_judgment(system, "T1", 100.0, 50.0, 50.0).unwrap());
+        input.details.push(TaskDetail {
+            system: system.into(),
+            task: "T1".into(),
+            claims: ledger.claims,
+            answer: Some(answer.to_string()),
+            ..TaskDetail::default()
+        });
+    }
+    let html = render_html(&input).unwrap();
+    let evidence = section(&html, "evidence");
+    // One wrong unit, computed over the right file: arithmetic.
+    let row = &evidence[evidence.find("<tr id=\"ev-bad\">").unwrap()..];
+    let row = &row[..row.find("</tr>").unwrap()];
+    let cells: Vec<&str> = row
+        .split("<td>")
+        .skip(1)
+        .map(|c| c.trim_end_matches("</td>"))
+        .collect();
+    // system, runs, satisfied numeric, traced, +weak, then the nine families
+    assert_eq!(cells[0], "bad");
+    assert_eq!(cells[2], "1");
+    assert_eq!(cells[5 + 6], "1", "arithmetic column: {row}");
+    assert_eq!(cells[5..].iter().filter(|c| **c != "0").count(), 1, "{row}");
+    assert!(evidence.contains("<svg"));
+    // The leaderboard links the system to its row; the run page exists.
+    assert!(section(&html, "leaderboard").contains("href=\"#ev-bad\""));
+    let page = &html[html.find("id=\"run-bad--T1\"").unwrap()..];
+    let page = &page[..page.find("</section>").unwrap()];
+    assert!(
+        page.contains("step 3 · python_exec · open_meteo.json"),
+        "{page}"
+    );
+    assert!(page.contains("Hot days: 4") && page.contains("arithmetic"));
+    assert!(page.contains("&quot;hot_days&quot;:4"));
+}

@@ -517,6 +517,7 @@ pub fn evaluate_deterministic<S: UnitScorer + ?Sized>(
         trajectory: run.figures.clone(),
         judge_attempts: 0,
         judge_input_sha256: String::new(),
+        claims: Vec::new(),
     };
     record.recompute_scores();
     record

@@ -24,6 +24,7 @@ mod batch;
 mod cache;
 mod deterministic;
 mod error;
+pub mod evidence;
 mod input;
 mod judge;
 mod llm;
@@ -63,4 +64,4 @@ pub use rubric::{
     CoverageBand, Criterion, Rubric, RubricReport, COVERAGE_BANDS, MAX_CRITERIA, MIN_CRITERIA,
     RUBRIC_TOTAL_POINTS,
 };
-pub use units::{AnswerUnitsScorer, UnitReading};
+pub use units::{scoring_context, AnswerUnitsScorer, UnitReading};

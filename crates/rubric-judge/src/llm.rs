@@ -194,6 +194,7 @@ impl Judge for LlmJudge {
                         trajectory: run.figures.clone(),
                         judge_attempts: attempt,
                         judge_input_sha256: key.clone(),
+                        claims: Vec::new(),
                     };
                     record.recompute_scores();
                     if let Some(cache) = &self.cache {

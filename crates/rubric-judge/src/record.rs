@@ -1,6 +1,7 @@
 //! The evaluation record (paper App. E, JUDGE prompt, "EVALUATION RECORD")
 //! and the per-task scores of §4.1.
 
+use earthverse_evidence_ledger::Claim;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -222,6 +223,11 @@ pub struct EvaluationRecord {
     /// sha256 of everything the judge saw plus the judge id (cache key).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub judge_input_sha256: String,
+    /// The claim–evidence ledger of the run's answer units (provenance of
+    /// each value and the error family of each unsatisfied unit), filled by
+    /// `earthverse score`; absent in records written before it existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<Claim>,
 }
 
 /// The §4.1 scores of one task from H, U and P (all 0–100).
@@ -323,6 +329,7 @@ impl EvaluationRecord {
             trajectory: TrajectoryFigures::default(),
             judge_attempts: 0,
             judge_input_sha256: String::new(),
+            claims: Vec::new(),
         }
     }
 }

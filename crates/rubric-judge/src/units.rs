@@ -24,6 +24,21 @@ pub enum UnitReading {
     All,
 }
 
+/// The scoring context [`AnswerUnitsScorer`] scores a task's answers
+/// with: the question, the tolerances the ground truth declares, its label
+/// aliases and the expert solution (for the judge-like reading). Public so
+/// that other views of the same units (the evidence ledger of
+/// `earthverse score` and `earthverse evidence`) read the same ledger.
+pub fn scoring_context(task: &TaskContext) -> ScoringContext {
+    let base = ScoringContext::new(task.question.clone());
+    let tolerances = extract_tolerances(&task.ground_truth);
+    base.clone()
+        .with_tolerances(tolerances)
+        .unwrap_or(base)
+        .with_label_aliases(extract_label_aliases(&task.ground_truth))
+        .with_solution(&task.solution)
+}
+
 /// The [`UnitScorer`] backed by `earthverse_answer_units::score_answer`,
 /// with the question and the task's tolerances as context.
 #[derive(Debug, Clone, Copy, Default)]
@@ -34,15 +49,7 @@ pub struct AnswerUnitsScorer {
 
 impl UnitScorer for AnswerUnitsScorer {
     fn score_units(&self, task: &TaskContext, final_answer: &Value) -> UnitOutcome {
-        let base = ScoringContext::new(task.question.clone());
-        let tolerances = extract_tolerances(&task.ground_truth);
-        let ctx = base
-            .clone()
-            .with_tolerances(tolerances)
-            .unwrap_or(base)
-            .with_label_aliases(extract_label_aliases(&task.ground_truth))
-            .with_solution(&task.solution);
-        let task_score = score_task(&task.primary_gt, final_answer, &ctx);
+        let task_score = score_task(&task.primary_gt, final_answer, &scoring_context(task));
         let score = match self.reading {
             UnitReading::Judge => task_score.into_judge_score(),
             UnitReading::Required | UnitReading::All => task_score.units,

@@ -1,5 +1,6 @@
 //! One module per subcommand group; each owns its clap arguments.
 
+pub mod evidence;
 pub mod python_env;
 pub mod run;
 pub mod score;

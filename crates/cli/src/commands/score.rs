@@ -2,6 +2,7 @@
 //! deterministic or an LLM judge (paper §4.1, App. E JUDGE).
 
 use anyhow::{bail, Context};
+use earthverse_answer_units::score_task;
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
 };
@@ -10,7 +11,9 @@ use earthverse_rubric_judge::{
     Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache, LlmJudge, RecordWriter,
     UnitReading,
 };
+use earthverse_rubric_judge::{scoring_context, RunContext, RunStatus, TaskContext};
 use rayon::prelude::*;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -134,6 +137,13 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             tracing::info!(task = %task.task_id, %advice, "rubric coverage");
         }
     }
+    // The reference analysis files of each task, for the claim ledger.
+    let release = earthverse_package_model::Release::load(&args.release_root)
+        .with_context(|| format!("loading release {}", args.release_root.display()))?;
+    let references: BTreeMap<String, Vec<String>> = super::evidence::task_references(&release)
+        .into_iter()
+        .map(|(id, files)| (id.to_owned(), files))
+        .collect();
     let runs = find_runs(&args.runs)
         .with_context(|| format!("reading runs under {}", args.runs.display()))?;
     for rf in &runs {
@@ -175,7 +185,12 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             for batch in todo.chunks(DETERMINISTIC_BATCH) {
                 let scored: Vec<EvaluationRecord> = batch
                     .par_iter()
-                    .map(|rf| evaluate_deterministic(&scorer, &tasks[&rf.run.task_id], &rf.run))
+                    .map(|rf| {
+                        let task = &tasks[&rf.run.task_id];
+                        let mut record = evaluate_deterministic(&scorer, task, &rf.run);
+                        record.claims = claims(task, &references, &rf.run, reading);
+                        record
+                    })
                     .collect();
                 for record in scored {
                     writer.write(&record)?;
@@ -201,6 +216,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                 .build()
                 .context("starting the async runtime")?;
             let tasks = Arc::new(tasks);
+            let references = Arc::new(references);
             let jobs = args.jobs.max(1);
             let mut failures = 0usize;
             runtime.block_on(async {
@@ -211,9 +227,14 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                         let Some(rf) = queue.next() else { break };
                         let judge = Arc::clone(&judge);
                         let tasks = Arc::clone(&tasks);
+                        let references = Arc::clone(&references);
                         set.spawn(async move {
                             let task = &tasks[&rf.run.task_id];
-                            (rf.path.clone(), judge.evaluate(task, &rf.run).await)
+                            let mut result = judge.evaluate(task, &rf.run).await;
+                            if let Ok(record) = &mut result {
+                                record.claims = claims(task, &references, &rf.run, reading);
+                            }
+                            (rf.path.clone(), result)
                         });
                     }
                     let Some(joined) = set.join_next().await else {
@@ -280,4 +301,33 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The claim ledger of a run for its record: the unit ledger of the
+/// record's reading of U (the deterministic judge's own; for an LLM judge,
+/// the answer-units reading beside its verdicts), traced through the run's
+/// observations. A failed run has none.
+fn claims(
+    task: &TaskContext,
+    references: &BTreeMap<String, Vec<String>>,
+    run: &RunContext,
+    reading: UnitReading,
+) -> Vec<earthverse_evidence_ledger::Claim> {
+    if run.run_status == RunStatus::Error {
+        return Vec::new();
+    }
+    let score = score_task(&task.primary_gt, &run.final_answer, &scoring_context(task));
+    let mut units = match reading {
+        UnitReading::Judge => score.judge_score().ledger.clone(),
+        UnitReading::Required | UnitReading::All => score.units.ledger.clone(),
+    };
+    if reading == UnitReading::All {
+        // Every leaf counts in this reading.
+        units.iter_mut().for_each(|u| u.counted = true);
+    }
+    let refs = references
+        .get(&task.task_id)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    earthverse_rubric_judge::evidence::record_claims(task, refs, run, &units)
 }

@@ -185,6 +185,10 @@ pub struct ReportArgs {
     /// Seed of the forest plot.
     #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_SEED)]
     seed: u64,
+    /// Directory of the scored runs: their final answers are shown on the
+    /// runs' own pages (the pages exist for records carrying claims).
+    #[arg(long, value_name = "DIR")]
+    runs: Option<PathBuf>,
 }
 
 /// Outcomes and drill-down details from any source.
@@ -334,6 +338,8 @@ pub fn from_records(records: Vec<EvaluationRecord>, path: &Path) -> anyhow::Resu
                     note: c.note.clone(),
                 })
                 .collect(),
+            claims: r.claims.clone(),
+            answer: None,
         });
         loaded.outcomes.push(outcome);
     }
@@ -493,6 +499,8 @@ pub fn load_recorded(dir: &Path, release: Option<&Path>) -> anyhow::Result<Loade
             rationale: (!notes.is_empty()).then(|| notes.join("; ")),
             units: Vec::new(),
             criteria: Vec::new(),
+            claims: Vec::new(),
+            answer: None,
         });
         loaded.outcomes.push(outcome);
     }
@@ -942,6 +950,25 @@ pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     input.source = loaded.source.join(", ");
     input.outcomes = loaded.outcomes;
     input.details = loaded.details;
+    if let Some(dir) = &args.runs {
+        let runs = earthverse_rubric_judge::find_runs(dir)
+            .with_context(|| format!("reading runs under {}", dir.display()))?;
+        let answers: BTreeMap<(String, String), String> = runs
+            .into_iter()
+            .map(|rf| {
+                let text = match &rf.run.final_answer {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => serde_json::to_string_pretty(other).unwrap_or_default(),
+                };
+                ((rf.run.system, rf.run.task_id), text)
+            })
+            .collect();
+        for d in &mut input.details {
+            if let Some(a) = answers.get(&(d.system.clone(), d.task.clone())) {
+                d.answer = Some(a.clone());
+            }
+        }
+    }
     let flat_prices = loaded.flat_prices;
     input.bootstrap = BootstrapConfig {
         resamples: args.resamples,

@@ -1,0 +1,797 @@
+//! Tracing answer values to observations.
+
+use crate::model::{
+    Claim, ClaimStatus, Observation, ObservationKind, Replaced, RunLedger, Source, Strength,
+};
+use earthverse_answer_units::matching::number_matches;
+use earthverse_answer_units::{
+    dates_in, key_meaning_words, literal_decimals, normalize_key, number_spans, UnitKind,
+    UnitLedgerEntry,
+};
+use serde_json::Value;
+use std::cell::OnceCell;
+use std::ops::Range;
+
+/// Whole numbers below this are "small integers": found only with their
+/// key's words nearby, else the trace is [`Strength::Weak`].
+pub const SMALL_INTEGER_LIMIT: f64 = 100.0;
+
+/// Bytes before a number searched for its key's words (cut at the line start).
+const KEY_CONTEXT_BYTES: usize = 120;
+
+/// Longest excerpt kept in a [`Source`].
+const EXCERPT_BYTES: usize = 60;
+
+/// Most earlier values kept per claim.
+const MAX_REPLACED: usize = 5;
+
+/// A conversion: its name, the function, and the key words it needs.
+pub(crate) type Conversion = (&'static str, fn(f64) -> f64, &'static [&'static str]);
+
+/// Unit and scale conversions: name, the function from an observed value
+/// to the converted one, and the key words that make a physical
+/// conversion plausible (empty: a pure scale, always tried). Tried both
+/// for tracing (`transformed`) and for [`crate::ErrorFamily::UnitOrScale`].
+pub(crate) const CONVERSIONS: &[Conversion] = &[
+    ("×100", |y| y * 100.0, &[]),
+    ("÷100", |y| y / 100.0, &[]),
+    ("×1000", |y| y * 1000.0, &[]),
+    ("÷1000", |y| y / 1000.0, &[]),
+    ("°F→°C", |y| (y - 32.0) * 5.0 / 9.0, TEMPERATURE),
+    ("°C→°F", |y| y * 9.0 / 5.0 + 32.0, TEMPERATURE),
+    ("K→°C", |y| y - 273.15, TEMPERATURE),
+    ("°C→K", |y| y + 273.15, TEMPERATURE),
+    ("m/s→km/h", |y| y * 3.6, SPEED),
+    ("km/h→m/s", |y| y / 3.6, SPEED),
+    ("kt→km/h", |y| y * 1.852, SPEED),
+    ("km/h→kt", |y| y / 1.852, SPEED),
+    ("kt→m/s", |y| y * 0.514_444, SPEED),
+    ("m/s→kt", |y| y / 0.514_444, SPEED),
+    ("mi→km", |y| y * 1.609_344, LENGTH),
+    ("km→mi", |y| y / 1.609_344, LENGTH),
+    ("in→mm", |y| y * 25.4, LENGTH),
+    ("mm→in", |y| y / 25.4, LENGTH),
+    ("ft→m", |y| y * 0.3048, LENGTH),
+    ("m→ft", |y| y / 0.3048, LENGTH),
+];
+
+const TEMPERATURE: &[&str] = &[
+    "c",
+    "f",
+    "k",
+    "degc",
+    "degf",
+    "celsius",
+    "fahrenheit",
+    "kelvin",
+    "temp",
+    "temperature",
+    "tmax",
+    "tmin",
+    "t2m",
+    "sst",
+];
+const SPEED: &[&str] = &[
+    "wind", "gust", "speed", "kmh", "kph", "mph", "ms", "kt", "kts", "knot", "knots", "vmax",
+];
+const LENGTH: &[&str] = &[
+    "mm",
+    "cm",
+    "m",
+    "km",
+    "mi",
+    "mile",
+    "miles",
+    "in",
+    "inch",
+    "inches",
+    "ft",
+    "feet",
+    "depth",
+    "height",
+    "distance",
+    "rain",
+    "rainfall",
+    "precip",
+    "precipitation",
+    "elevation",
+    "length",
+];
+
+/// Whether a conversion's unit words fit a key (pure scales always do).
+pub(crate) fn conversion_fits(words: &[&str], key: Option<&str>) -> bool {
+    if words.is_empty() {
+        return true;
+    }
+    let Some(key) = key else {
+        return false;
+    };
+    normalize_key(key).split('_').any(|t| words.contains(&t))
+}
+
+/// Significant digits of a number written with `decimals` decimals.
+pub(crate) fn significant_digits(x: f64, decimals: u32) -> usize {
+    let scaled = (x.abs() * 10f64.powi(decimals.min(12) as i32)).round();
+    if scaled < 1.0 {
+        0
+    } else {
+        format!("{scaled:.0}").trim_end_matches('0').len().max(1)
+    }
+}
+
+/// A number token of an observation.
+#[derive(Debug, Clone)]
+struct Num {
+    range: Range<usize>,
+    value: f64,
+}
+
+/// One observation ready for searching: its number tokens and its
+/// lowercased text, computed once per run.
+#[derive(Debug)]
+struct Indexed<'a> {
+    obs: &'a Observation,
+    nums: Vec<Num>,
+    /// The text with ASCII letters lowercased (byte offsets kept), made on
+    /// first use (labels, dates, paths).
+    lower: OnceCell<String>,
+}
+
+impl Indexed<'_> {
+    fn lower(&self) -> &str {
+        self.lower
+            .get_or_init(|| self.obs.text.to_ascii_lowercase())
+    }
+}
+
+/// A run's observations, indexed once and read for every claim (and both
+/// readings of the unit ledger).
+#[derive(Debug)]
+pub struct TraceIndex<'a> {
+    items: Vec<Indexed<'a>>,
+    prompt: Option<Observation>,
+    prompt_nums: Vec<Num>,
+    prompt_lower: String,
+    reference_files: Vec<String>,
+}
+
+/// The value a claim gives, as read for tracing.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ClaimValue {
+    /// A number with its written decimals.
+    Number(f64, u32),
+    /// A date (`YYYY-MM-DD`).
+    Date(String),
+    /// A file path.
+    Path(String),
+    /// A short label or text.
+    Label(String),
+    /// A boolean, null or long text: not traced.
+    Judgement,
+    /// No value.
+    Missing,
+}
+
+/// A hit of a search: observation index (`None` = prompt), byte range.
+#[derive(Debug, Clone)]
+struct Hit {
+    item: Option<usize>,
+    range: Range<usize>,
+    strength: Strength,
+    transform: Option<&'static str>,
+}
+
+impl<'a> TraceIndex<'a> {
+    /// Indexes a run's observations. `question` is the task prompt
+    /// (values found only there are `given`); `reference_files` are the
+    /// files of the task's reference analysis (see
+    /// [`crate::reference_files`]). Observations are read in step order
+    /// (stable for equal steps).
+    pub fn new(
+        question: &str,
+        observations: &'a [Observation],
+        reference_files: &[String],
+    ) -> Self {
+        let mut items: Vec<Indexed<'a>> = observations
+            .iter()
+            .filter(|o| o.kind != ObservationKind::Prompt)
+            .map(|obs| Indexed {
+                obs,
+                nums: nums_of(&obs.text),
+                lower: OnceCell::new(),
+            })
+            .collect();
+        items.sort_by_key(|i| i.obs.step);
+        let prompt = (!question.is_empty()).then(|| Observation {
+            step: 0,
+            tool: "prompt".to_owned(),
+            kind: ObservationKind::Prompt,
+            files: Vec::new(),
+            text: question.to_owned(),
+        });
+        TraceIndex {
+            items,
+            prompt_nums: nums_of(question),
+            prompt_lower: question.to_ascii_lowercase(),
+            prompt,
+            reference_files: reference_files.to_vec(),
+        }
+    }
+
+    /// The reference analysis' files this index was built with.
+    pub fn reference_files(&self) -> &[String] {
+        &self.reference_files
+    }
+
+    /// The ledger of one reading of a run: one claim per unit ledger
+    /// entry, plus the cited files no step read.
+    pub fn ledger(&self, units: &[UnitLedgerEntry], cited: &[String]) -> RunLedger {
+        RunLedger {
+            claims: self.claims(units),
+            cited_unread: self.cited_unread(cited),
+            files_read: self.files_read(),
+        }
+    }
+
+    /// One claim per unit ledger entry.
+    pub fn claims(&self, units: &[UnitLedgerEntry]) -> Vec<Claim> {
+        units.iter().map(|u| self.claim(u)).collect()
+    }
+
+    /// Files some step read, in first-read order, without repeats.
+    pub fn files_read(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for item in &self.items {
+            if item.obs.kind == ObservationKind::Search {
+                continue;
+            }
+            for f in &item.obs.files {
+                if !out.iter().any(|o| same_file(o, f)) {
+                    out.push(f.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Cited files (the answer's `evidence[].source_file`) that no read or
+    /// computation opened (a listing or search result does not count).
+    pub fn cited_unread(&self, cited: &[String]) -> Vec<String> {
+        let read = self.files_read();
+        let mut out: Vec<String> = Vec::new();
+        for c in cited {
+            let c = c.trim();
+            if c.is_empty() || out.iter().any(|o| o == c) {
+                continue;
+            }
+            if !read.iter().any(|r| same_file(r, c)) {
+                out.push(c.to_owned());
+            }
+        }
+        out
+    }
+
+    /// The claim of one unit.
+    pub fn claim(&self, unit: &UnitLedgerEntry) -> Claim {
+        let value = claim_value(unit);
+        let shown = shown_value(unit);
+        let mut claim = Claim {
+            unit: unit.path.clone(),
+            value: shown,
+            expected: unit.expected.clone(),
+            status: ClaimStatus::Missing,
+            satisfied: unit.matched,
+            counted: unit.counted,
+            strength: None,
+            source: None,
+            error_family: None,
+            replaced: Vec::new(),
+        };
+        let key_words = key_words(unit);
+        let hit = match &value {
+            ClaimValue::Missing => None,
+            ClaimValue::Judgement => {
+                claim.status = ClaimStatus::Judgement;
+                None
+            }
+            ClaimValue::Number(x, decimals) => {
+                let tol = unit.tolerance.unwrap_or(0.0).max(half_unit(*decimals));
+                let hit = self.find_number(*x, *decimals, tol, unit.key.as_deref(), &key_words);
+                if let Some(h) = &hit {
+                    let before = h.item.map_or(0, |i| self.items[i].obs.step);
+                    claim.replaced = self.replaced(*x, tol, &key_words, before);
+                }
+                hit
+            }
+            ClaimValue::Date(d) => self.find_text(&d.to_ascii_lowercase()),
+            ClaimValue::Path(p) => self.find_path(p),
+            ClaimValue::Label(l) => self.find_label(l),
+        };
+        if let Some(hit) = hit {
+            claim.status = self.status_of(&hit);
+            claim.strength = Some(hit.strength);
+            claim.source = Some(self.source_of(&hit));
+        } else if !matches!(value, ClaimValue::Missing | ClaimValue::Judgement) {
+            claim.status = ClaimStatus::Unsupported;
+        }
+        claim.error_family = crate::family::diagnose(unit, &value, &claim, &self.reference_files);
+        claim
+    }
+
+    fn status_of(&self, hit: &Hit) -> ClaimStatus {
+        if hit.transform.is_some() {
+            return ClaimStatus::Transformed;
+        }
+        match hit.item.map(|i| self.items[i].obs.kind) {
+            None | Some(ObservationKind::Prompt) => ClaimStatus::Given,
+            Some(ObservationKind::Computed) => ClaimStatus::Computed,
+            Some(ObservationKind::Read | ObservationKind::Search) => ClaimStatus::Observed,
+        }
+    }
+
+    fn source_of(&self, hit: &Hit) -> Source {
+        let (obs, text) = match hit.item {
+            Some(i) => (self.items[i].obs, self.items[i].obs.text.as_str()),
+            None => match &self.prompt {
+                Some(p) => (p, p.text.as_str()),
+                None => unreachable_source(),
+            },
+        };
+        let file = match obs.kind {
+            ObservationKind::Read | ObservationKind::Computed => obs.files.first().cloned(),
+            ObservationKind::Search | ObservationKind::Prompt => None,
+        };
+        Source {
+            step: obs.step,
+            tool: obs.tool.clone(),
+            file,
+            files: if obs.kind == ObservationKind::Computed {
+                obs.files.clone()
+            } else {
+                Vec::new()
+            },
+            span: Some([hit.range.start, hit.range.end]),
+            excerpt: excerpt(text, &hit.range),
+            transform: hit.transform.map(str::to_owned),
+        }
+    }
+
+    /// Every searchable text in order: the prompt (`None`), then the
+    /// observations.
+    fn texts(&self) -> impl Iterator<Item = (Option<usize>, &[Num], &str)> {
+        let prompt = self
+            .prompt
+            .as_ref()
+            .map(|p| (None, self.prompt_nums.as_slice(), p.text.as_str()));
+        prompt.into_iter().chain(
+            self.items
+                .iter()
+                .enumerate()
+                .map(|(i, it)| (Some(i), it.nums.as_slice(), it.obs.text.as_str())),
+        )
+    }
+
+    /// The first observation holding `x`: tiers, each in step order —
+    /// (1) at the answer's written precision with the key's words before
+    /// it; (2) at that precision; (3) within the unit's tolerance with the
+    /// key's words; (4) within the tolerance; then (5) a unit or scale
+    /// conversion of an observed number, at the answer's precision. A
+    /// small integer (whole, below [`SMALL_INTEGER_LIMIT`]) found only by
+    /// tiers 2 or 4 is [`Strength::Weak`]; it is never looked for by
+    /// conversion.
+    fn find_number(
+        &self,
+        x: f64,
+        decimals: u32,
+        tol: f64,
+        key: Option<&str>,
+        key_words: &[String],
+    ) -> Option<Hit> {
+        let small = is_small_integer(x);
+        // A whole number is found as itself, not as anything it rounds.
+        let exact_tol = if decimals == 0 && x.fract() == 0.0 {
+            1e-9 * x.abs().max(1.0)
+        } else {
+            half_unit(decimals) + 1e-9 * x.abs().max(1.0)
+        };
+        let mut tiers: [Option<Hit>; 4] = [None, None, None, None];
+        for (item, nums, text) in self.texts() {
+            for n in nums {
+                let exact = (n.value - x).abs() <= exact_tol;
+                if !exact && !number_matches(x, n.value, tol) {
+                    continue;
+                }
+                let keyed = has_key_context(text, n.range.start, key_words);
+                let tier = match (exact, keyed) {
+                    (true, true) => 0,
+                    (true, false) => 1,
+                    (false, true) => 2,
+                    (false, false) => 3,
+                };
+                if tiers[tier].is_none() {
+                    tiers[tier] = Some(Hit {
+                        item,
+                        range: n.range.clone(),
+                        // Without the key: a small integer, or a number
+                        // only within the tolerance, is weak evidence.
+                        strength: if !keyed && (small || !exact) {
+                            Strength::Weak
+                        } else {
+                            Strength::Strong
+                        },
+                        transform: None,
+                    });
+                }
+            }
+            if tiers[0].is_some() {
+                break;
+            }
+        }
+        if let Some(hit) = tiers.into_iter().flatten().next() {
+            return Some(hit);
+        }
+        // Conversions need a specific value: 3 significant digits or more.
+        if small || x == 0.0 || significant_digits(x, decimals) < 3 {
+            return None;
+        }
+        let fitting: Vec<&Conversion> = CONVERSIONS
+            .iter()
+            .filter(|(_, _, words)| conversion_fits(words, key))
+            .collect();
+        for (item, nums, text) in self.texts() {
+            for n in nums {
+                if n.value == 0.0 || is_small_integer(n.value) {
+                    continue;
+                }
+                for (name, convert, _) in &fitting {
+                    if (convert(n.value) - x).abs() <= exact_tol
+                        && has_key_context(text, n.range.start, key_words)
+                    {
+                        return Some(Hit {
+                            item,
+                            range: n.range.clone(),
+                            strength: Strength::Strong,
+                            transform: Some(name),
+                        });
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Earlier values of the same key: numbers that follow a mention of
+    /// every one of the key's words on their line (the first number after
+    /// the mention), before step `before` (all steps when 0), that differ
+    /// from `x` beyond the tolerance.
+    fn replaced(&self, x: f64, tol: f64, key_words: &[String], before: u64) -> Vec<Replaced> {
+        let mut out: Vec<Replaced> = Vec::new();
+        if key_words.is_empty() {
+            return out;
+        }
+        // The longest word anchors the search: each of its mentions is
+        // followed to the first number after it, whose span back to the
+        // previous number (or the line start) must hold every key word.
+        let anchor = key_words
+            .iter()
+            .max_by_key(|w| w.len())
+            .map_or("", String::as_str);
+        for item in &self.items {
+            if before > 0 && item.obs.step >= before {
+                break;
+            }
+            let text = item.obs.text.as_str();
+            let lower = item.lower();
+            let mut from = 0usize;
+            while let Some(p) = lower.get(from..).and_then(|rest| rest.find(anchor)) {
+                let at = from + p;
+                from = at + anchor.len().max(1);
+                let idx = item.nums.partition_point(|n| n.range.start < from);
+                let Some(n) = item.nums.get(idx) else {
+                    break;
+                };
+                let prev_end = idx.checked_sub(1).map_or(0, |k| item.nums[k].range.end);
+                let between_start = line_start(text, n.range.start, prev_end);
+                if at < between_start {
+                    continue;
+                }
+                let Some(between) = lower.get(between_start..n.range.start) else {
+                    continue;
+                };
+                if !key_words.iter().all(|w| between.contains(w.as_str())) {
+                    continue;
+                }
+                if number_matches(x, n.value, tol)
+                    || out.iter().any(|r| r.value == n.value)
+                    || out.len() >= MAX_REPLACED
+                {
+                    continue;
+                }
+                out.push(Replaced {
+                    step: item.obs.step,
+                    value: n.value,
+                });
+            }
+        }
+        out
+    }
+
+    /// The first text holding `needle` (lowercase) as a substring.
+    fn find_text(&self, needle: &str) -> Option<Hit> {
+        if needle.is_empty() {
+            return None;
+        }
+        if let Some(at) = self.prompt.as_ref().and(self.prompt_lower.find(needle)) {
+            return Some(plain_hit(None, at, needle.len()));
+        }
+        self.items.iter().enumerate().find_map(|(i, it)| {
+            it.lower()
+                .find(needle)
+                .map(|at| plain_hit(Some(i), at, needle.len()))
+        })
+    }
+
+    /// A label: its lowercase text, or with `_` read as spaces (and the
+    /// other way round); labels shorter than 3 characters are not looked for.
+    fn find_label(&self, label: &str) -> Option<Hit> {
+        let lower = label.trim().to_ascii_lowercase();
+        if lower.chars().count() < 3 {
+            return None;
+        }
+        let spaced = lower.replace('_', " ");
+        let joined = lower.replace(' ', "_");
+        [lower.as_str(), spaced.as_str(), joined.as_str()]
+            .iter()
+            .filter_map(|n| self.find_text(n))
+            .min_by_key(|h| (h.item.map_or(0, |i| i + 1), h.range.start))
+    }
+
+    /// A path: the first step that read the file, else the first text
+    /// naming its file name.
+    fn find_path(&self, path: &str) -> Option<Hit> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        for (i, it) in self.items.iter().enumerate() {
+            if it.obs.kind != ObservationKind::Search
+                && it.obs.files.iter().any(|f| same_file(f, path))
+            {
+                let lower_name = name.to_ascii_lowercase();
+                let at = it.lower().find(&lower_name).unwrap_or(0);
+                let len = if at == 0 && !it.lower().starts_with(&lower_name) {
+                    0
+                } else {
+                    name.len()
+                };
+                return Some(plain_hit(Some(i), at, len));
+            }
+        }
+        self.find_text(&name.to_ascii_lowercase())
+    }
+}
+
+#[allow(clippy::panic)]
+fn unreachable_source() -> ! {
+    unreachable!("a prompt hit exists only when the prompt does")
+}
+
+fn plain_hit(item: Option<usize>, at: usize, len: usize) -> Hit {
+    Hit {
+        item,
+        range: at..at + len,
+        strength: Strength::Strong,
+        transform: None,
+    }
+}
+
+fn nums_of(text: &str) -> Vec<Num> {
+    number_spans(text)
+        .into_iter()
+        .map(|(range, value)| Num { range, value })
+        .collect()
+}
+
+/// Half a unit of the last written decimal.
+pub(crate) fn half_unit(decimals: u32) -> f64 {
+    0.5 * 10f64.powi(-(decimals.min(12) as i32))
+}
+
+/// A whole number below [`SMALL_INTEGER_LIMIT`] in magnitude.
+pub(crate) fn is_small_integer(x: f64) -> bool {
+    x.fract() == 0.0 && x.abs() < SMALL_INTEGER_LIMIT
+}
+
+/// Whether two file names denote the same package file: equal, or one is
+/// the other with a leading directory prefix (`event_packages/.../CSX-001/`
+/// + `data/x.json`).
+pub fn same_file(a: &str, b: &str) -> bool {
+    let (a, b) = (a.trim_start_matches("./"), b.trim_start_matches("./"));
+    if a.is_empty() || b.is_empty() {
+        return false;
+    }
+    if a == b {
+        return true;
+    }
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    long.ends_with(short) && long.as_bytes()[long.len() - short.len() - 1] == b'/'
+}
+
+/// The words of a unit's key looked for before a number: the key's
+/// meaning words and its own words, 3 letters or more.
+fn key_words(unit: &UnitLedgerEntry) -> Vec<String> {
+    let Some(key) = unit.key.as_deref() else {
+        return Vec::new();
+    };
+    let mut words: Vec<String> = key_meaning_words(key)
+        .into_iter()
+        .chain(normalize_key(key).split('_').map(str::to_owned))
+        .filter(|w| w.len() >= 3 && !w.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    words.sort();
+    words.dedup();
+    // A word containing another (`hours` ⊃ `hour`) adds nothing to
+    // `contains` checks and would make "all words" stricter for no reason.
+    let all = words.clone();
+    words.retain(|w| !all.iter().any(|o| o != w && w.contains(o.as_str())));
+    words
+}
+
+/// Byte offset of the start of the line holding `at` (a newline or the
+/// two characters `\n` of JSON-escaped text end the previous line), or
+/// `floor` when the line starts before it (the scan stops there, so
+/// reading a long single-line text number by number stays linear).
+fn line_start(text: &str, at: usize, floor: usize) -> usize {
+    let head = &text.as_bytes()[..at.min(text.len())];
+    let floor = floor.min(head.len());
+    let mut i = head.len();
+    while i > floor {
+        if head[i - 1] == b'\n' {
+            return i;
+        }
+        if i >= 2 && head[i - 2] == b'\\' && head[i - 1] == b'n' {
+            return i;
+        }
+        i -= 1;
+    }
+    floor
+}
+
+/// Whether at least half of the key's words (and at least one) are on the
+/// number's line, at most [`KEY_CONTEXT_BYTES`] before it.
+fn has_key_context(text: &str, at: usize, key_words: &[String]) -> bool {
+    if key_words.is_empty() {
+        return false;
+    }
+    let from = line_start(
+        text,
+        at,
+        ceil_boundary(text, at.saturating_sub(KEY_CONTEXT_BYTES)),
+    );
+    let Some(window) = text.get(from..at) else {
+        return false;
+    };
+    // Key words are lowercase and hold no `_`, `-` or space: an ASCII
+    // case-insensitive search of the window is enough.
+    let present = key_words.iter().filter(|w| contains_ci(window, w)).count();
+    present > 0 && 2 * present >= key_words.len()
+}
+
+/// Whether `haystack` holds `word` (lowercase ASCII), ignoring ASCII case;
+/// no allocation.
+fn contains_ci(haystack: &str, word: &str) -> bool {
+    let (h, w) = (haystack.as_bytes(), word.as_bytes());
+    !w.is_empty()
+        && w.len() <= h.len()
+        && h.windows(w.len()).any(|part| part.eq_ignore_ascii_case(w))
+}
+
+fn ceil_boundary(text: &str, mut i: usize) -> usize {
+    while i < text.len() && !text.is_char_boundary(i) {
+        i += 1;
+    }
+    i.min(text.len())
+}
+
+fn floor_boundary(text: &str, mut i: usize) -> usize {
+    i = i.min(text.len());
+    while i > 0 && !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// The text around a range, on one line.
+fn excerpt(text: &str, range: &Range<usize>) -> String {
+    let from = floor_boundary(text, range.start.saturating_sub(EXCERPT_BYTES));
+    let to = ceil_boundary(text, range.end.saturating_add(EXCERPT_BYTES));
+    let from = line_start(text, range.start, from);
+    let mut s = text.get(from..to).unwrap_or_default().to_owned();
+    if let Some(cut) = s[range.end.saturating_sub(from).min(s.len())..]
+        .find(['\n'])
+        .map(|i| i + range.end.saturating_sub(from).min(s.len()))
+    {
+        s.truncate(cut);
+    }
+    s.replace("\\n", " ").replace('\n', " ")
+}
+
+/// The answer's value of a unit, as shown in the ledger.
+fn shown_value(unit: &UnitLedgerEntry) -> Option<Value> {
+    match (&unit.found, unit.matched) {
+        (Some(v), _) => Some(v.clone()),
+        (None, true) => Some(unit.expected.clone()),
+        (None, false) => None,
+    }
+}
+
+/// Reads the value a unit's answer gives for tracing: the aligned value,
+/// else (a prose answer matched) the expected value; a number inside a
+/// short string counts as that number.
+pub(crate) fn claim_value(unit: &UnitLedgerEntry) -> ClaimValue {
+    if unit.kind == UnitKind::LongText {
+        return if shown_value(unit).is_some() {
+            ClaimValue::Judgement
+        } else {
+            ClaimValue::Missing
+        };
+    }
+    let Some(value) = shown_value(unit) else {
+        return ClaimValue::Missing;
+    };
+    let read = value_of(&value);
+    // A satisfied number whose aligned value is not itself the match (a
+    // number inside a sentence, a list's first leaf): the answer holds the
+    // expected value, which is what is traced.
+    if let (true, Value::Number(n)) = (unit.matched, &unit.expected) {
+        if let Some(v) = n.as_f64().filter(|v| v.is_finite()) {
+            let tol = unit.tolerance.unwrap_or(0.0);
+            // (a percent for a fraction, or the other way round, matches too)
+            let is_match = matches!(read, ClaimValue::Number(x, _)
+                if number_matches(v, x, tol)
+                    || number_matches(v, x / 100.0, tol)
+                    || number_matches(v, x * 100.0, tol));
+            if !is_match {
+                return ClaimValue::Number(v, literal_decimals(&n.to_string()));
+            }
+        }
+    }
+    read
+}
+
+pub(crate) fn value_of(value: &Value) -> ClaimValue {
+    match value {
+        Value::Number(n) => match n.as_f64().filter(|x| x.is_finite()) {
+            Some(x) => ClaimValue::Number(x, literal_decimals(&n.to_string())),
+            None => ClaimValue::Judgement,
+        },
+        Value::String(s) => {
+            let t = s.trim();
+            if t.is_empty() {
+                return ClaimValue::Missing;
+            }
+            if let Some(d) = dates_in(t).into_iter().next() {
+                return ClaimValue::Date(d.chars().take(10).collect());
+            }
+            if is_path_like(t) {
+                return ClaimValue::Path(t.to_owned());
+            }
+            let spans = number_spans(t);
+            if t.len() <= 40 && spans.len() == 1 {
+                let (range, x) = &spans[0];
+                let token: String = t[range.clone()].chars().filter(|&c| c != ',').collect();
+                return ClaimValue::Number(*x, literal_decimals(&token));
+            }
+            if t.split_whitespace().count() > 8 {
+                return ClaimValue::Judgement;
+            }
+            ClaimValue::Label(t.to_owned())
+        }
+        Value::Bool(_) | Value::Null | Value::Array(_) | Value::Object(_) => ClaimValue::Judgement,
+    }
+}
+
+fn is_path_like(s: &str) -> bool {
+    s.contains('/')
+        && !s.chars().any(char::is_whitespace)
+        && s.rsplit('/')
+            .next()
+            .is_some_and(|name| name.contains('.') && name.len() > 2)
+}

@@ -1,0 +1,171 @@
+//! The adapter from recorded runs to the claim–evidence ledger
+//! (`earthverse-evidence-ledger`): a run's tool steps as observations, the
+//! files its answer cites, and a task's reference analysis files. A
+//! package-model `RecordedRun` (the release's recorded runs and our own
+//! `trajectory.json`) is read as a [`RunContext`]
+//! ([`RunContext::from_recorded_run`]) and its `tool_trace` converted here.
+
+use crate::input::{RunContext, TaskContext, ToolStep};
+use earthverse_answer_units::UnitLedgerEntry;
+use earthverse_evidence_ledger::{
+    reference_files, Claim, Observation, ObservationKind, TraceIndex,
+};
+use earthverse_package_model::Task;
+use regex::Regex;
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// The files of a task's reference analysis: inventory paths named by the
+/// expert solution or `compute_gt.py`.
+pub fn task_reference_files(task: &Task) -> Vec<String> {
+    let inventory: Vec<&str> = task
+        .event_files
+        .iter()
+        .map(|f| f.relative_path.as_str())
+        .collect();
+    let texts: Vec<&str> = [task.solution.as_deref(), task.compute_gt_py.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    reference_files(&texts, &inventory)
+}
+
+/// The claims `earthverse score` writes into a record: the ledger of the
+/// given unit ledger (the reading the record's U used).
+pub fn record_claims(
+    task: &TaskContext,
+    references: &[String],
+    run: &RunContext,
+    units: &[UnitLedgerEntry],
+) -> Vec<Claim> {
+    let observations = observations(&run.tool_trace);
+    TraceIndex::new(&task.question, &observations, references).claims(units)
+}
+
+/// The files the final submission cites (`evidence[].source_file`).
+pub fn cited_files(evidence: &[Value]) -> Vec<String> {
+    evidence
+        .iter()
+        .filter_map(|e| e.get("source_file").and_then(Value::as_str))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Tools whose output shows one file's content.
+const READ_TOOLS: &[&str] = &[
+    "read_text_file",
+    "read_textfile",
+    "read_selected_files",
+    "summarize_table_or_json",
+    "inspect_image",
+    "summary_images",
+    "browser.open",
+];
+/// Tools whose output lists paths or snippets of many files.
+const SEARCH_TOOLS: &[&str] = &[
+    "list_package_files",
+    "search_package_files",
+    "search_packagefiles",
+    "browser.search",
+    "browser.list",
+];
+
+/// The observations of a trajectory. A read tool's files are its `path`
+/// (or `paths`) arguments; `python_exec`'s are the package paths its code
+/// names; a domain operation's, every path-like string of its arguments;
+/// any step's recorded `evidence_files` are added. Any tool not known as a
+/// read or a search (`python_exec`, domain operations) is a computation.
+pub fn observations(steps: &[ToolStep]) -> Vec<Observation> {
+    steps
+        .iter()
+        .map(|s| {
+            let tool = s.tool.trim().trim_end_matches([',', ' ']);
+            let kind = if READ_TOOLS.contains(&tool) {
+                ObservationKind::Read
+            } else if SEARCH_TOOLS.contains(&tool) {
+                ObservationKind::Search
+            } else {
+                ObservationKind::Computed
+            };
+            let mut files: Vec<String> = Vec::new();
+            // Package files only: the runner's copies of the code
+            // (`.../python_snippets/step_NN_*.py`) are not evidence.
+            let mut push = |f: &str| {
+                let f = f.trim();
+                if !f.is_empty() && !f.contains("python_snippets/") && !files.iter().any(|g| g == f)
+                {
+                    files.push(f.to_owned());
+                }
+            };
+            match kind {
+                ObservationKind::Read => {
+                    if let Some(p) = s.args.get("path").and_then(Value::as_str) {
+                        push(p);
+                    }
+                    for p in s
+                        .args
+                        .get("paths")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
+                        if let Some(p) = p.as_str() {
+                            push(p);
+                        }
+                    }
+                }
+                ObservationKind::Computed => {
+                    let mut code = String::new();
+                    for key in ["code", "code_preview"] {
+                        if let Some(c) = s.args.get(key).and_then(Value::as_str) {
+                            code.push_str(c);
+                            code.push('\n');
+                        }
+                    }
+                    code.push_str(&s.code);
+                    for m in path_re().find_iter(&code) {
+                        push(m.as_str());
+                    }
+                    if !s.tool.contains("python") {
+                        path_strings(&s.args, &mut push);
+                    }
+                }
+                ObservationKind::Search | ObservationKind::Prompt => {}
+            }
+            for f in &s.evidence_files {
+                push(f);
+            }
+            let mut text = s.output.clone();
+            if !s.stdout.is_empty() && !text.contains(s.stdout.as_str()) {
+                text.push('\n');
+                text.push_str(&s.stdout);
+            }
+            Observation {
+                step: s.step,
+                tool: s.tool.clone(),
+                kind,
+                files,
+                text,
+            }
+        })
+        .collect()
+}
+
+fn path_strings(value: &Value, push: &mut impl FnMut(&str)) {
+    match value {
+        Value::String(s) if path_re().is_match(s) && !s.contains(char::is_whitespace) => push(s),
+        Value::Array(items) => items.iter().for_each(|v| path_strings(v, push)),
+        Value::Object(map) => map.values().for_each(|v| path_strings(v, push)),
+        _ => {}
+    }
+}
+
+/// A package path inside code: `data/...` or `metadata/...` (with any
+/// prefix) ending in a file extension.
+fn path_re() -> &'static Regex {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"[A-Za-z0-9_.\-/]*(?:data|metadata)/[A-Za-z0-9_.\-/]+\.[A-Za-z0-9]{1,8}")
+            .unwrap_or_else(|_| unreachable!("constant regex"))
+    })
+}
