@@ -20,7 +20,7 @@
 //! (`ROUNDS=N` sets the number of alternating rounds, default 15).
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use earthverse_tool_registry::sandbox::{probe_environment, PythonConfig};
+use earthverse_tool_registry::sandbox::{probe_environment, HelperCommand, PythonConfig};
 use earthverse_tool_registry::{CallStatus, Registry, ResearchToolsConfig, ToolContext};
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -69,6 +69,24 @@ fn main() {
         took
     };
     let binary = std::env::var_os("EARTHVERSE_BIN").map(std::path::PathBuf::from);
+    // The call as `earthverse run` makes it: that binary re-executed as the
+    // helper (with GDAL and NetCDF linked, its own start-up counts).
+    let via_binary = binary.as_ref().map(|bin| {
+        Registry::with_research_tools(ResearchToolsConfig {
+            python: PythonConfig {
+                helper: Some(HelperCommand::self_helper(bin)),
+                ..config.clone()
+            },
+            ..ResearchToolsConfig::default()
+        })
+    });
+    let call_via_binary = |registry: &Registry| {
+        let started = Instant::now();
+        let rec = runtime.block_on(registry.call(&ctx, "python_exec", json!({ "code": CODE })));
+        let took = started.elapsed();
+        assert_eq!(rec.status, CallStatus::Ok, "{}", rec.envelope.output);
+        took
+    };
     let whole_command = |bin: &std::path::Path| {
         let started = Instant::now();
         let out = std::process::Command::new(bin)
@@ -91,14 +109,21 @@ fn main() {
     if let Some(bin) = &binary {
         whole_command(bin);
     }
+    if let Some(registry) = &via_binary {
+        call_via_binary(registry);
+    }
     let mut s = Vec::with_capacity(rounds);
     let mut p = Vec::with_capacity(rounds);
     let mut w = Vec::with_capacity(rounds);
+    let mut v = Vec::with_capacity(rounds);
     for _ in 0..rounds {
         s.push(sandboxed());
         p.push(plain());
         if let Some(bin) = &binary {
             w.push(whole_command(bin));
+        }
+        if let Some(registry) = &via_binary {
+            v.push(call_via_binary(registry));
         }
     }
     let stats = |v: &mut Vec<Duration>| {
@@ -121,6 +146,9 @@ fn main() {
     };
     row("plain `python -I -c 'import numpy, pandas'`", (mp, bp));
     row("sandboxed python_exec call (in process)", stats(&mut s));
+    if !v.is_empty() {
+        row("sandboxed call, `earthverse` as its helper", stats(&mut v));
+    }
     if let Some(bin) = &binary {
         row(
             &format!("`earthverse tools call python_exec` ({})", bin.display()),

@@ -85,12 +85,14 @@ pub struct PythonConfig {
     pub policy: SandboxPolicy,
     /// Limits.
     pub limits: PythonLimits,
-    /// A standalone `earthverse-sandbox` helper binary. When `None` the
-    /// helper is found by [`crate::locate_helper`]: `EARTHVERSE_SANDBOX_HELPER`,
-    /// then the running program itself if its `main` called
-    /// [`crate::run_helper_if_invoked`] (the `earthverse` binary does), then
-    /// `earthverse-sandbox` beside the running executable.
-    pub helper: Option<PathBuf>,
+    /// The helper to run: a standalone `earthverse-sandbox` binary
+    /// (`HelperCommand::standalone`), or a program that is its own helper
+    /// (`HelperCommand::self_helper`, e.g. the `earthverse` binary). When
+    /// `None` it is found by [`crate::locate_helper`]:
+    /// `EARTHVERSE_SANDBOX_HELPER`, then the running program itself if its
+    /// `main` called [`crate::run_helper_if_invoked`] (the `earthverse`
+    /// binary does), then `earthverse-sandbox` beside the running executable.
+    pub helper: Option<crate::HelperCommand>,
     /// The bubblewrap executable.
     pub bwrap: PathBuf,
 }

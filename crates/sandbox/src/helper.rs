@@ -57,7 +57,7 @@ pub fn run_helper_if_invoked() {
 }
 
 /// How to start the helper: a program and the arguments before the spec.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HelperCommand {
     /// The executable (bound read-only into the sandbox).
     pub program: PathBuf,
@@ -66,20 +66,36 @@ pub struct HelperCommand {
     pub args: Vec<String>,
 }
 
+impl HelperCommand {
+    /// The standalone `earthverse-sandbox` binary at `program`.
+    pub fn standalone(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: Vec::new(),
+        }
+    }
+
+    /// A program whose `main` starts with [`run_helper_if_invoked`] (such as
+    /// the `earthverse` binary), run as `PROGRAM __earthverse-sandbox-helper`.
+    pub fn self_helper(program: impl Into<PathBuf>) -> Self {
+        Self {
+            program: program.into(),
+            args: vec![HELPER_ARG.to_string()],
+        }
+    }
+}
+
 /// Finds the helper (see the module docs for the order); `Err` says, in
 /// words a user can act on, what is missing.
-pub fn locate_helper(configured: Option<&Path>) -> Result<HelperCommand, String> {
-    let standalone = |program: PathBuf| HelperCommand {
-        program,
-        args: Vec::new(),
-    };
-    if let Some(p) = configured {
-        return if p.is_file() {
-            Ok(standalone(p.to_path_buf()))
+pub fn locate_helper(configured: Option<&HelperCommand>) -> Result<HelperCommand, String> {
+    let standalone = HelperCommand::standalone;
+    if let Some(helper) = configured {
+        return if helper.program.is_file() {
+            Ok(helper.clone())
         } else {
             Err(format!(
                 "the configured sandbox helper {} does not exist",
-                p.display()
+                helper.program.display()
             ))
         };
     }
@@ -97,10 +113,7 @@ pub fn locate_helper(configured: Option<&Path>) -> Result<HelperCommand, String>
     let exe = std::env::current_exe().ok();
     if SELF_HELPER.load(Ordering::SeqCst) {
         if let Some(exe) = exe.as_ref().filter(|e| e.is_file()) {
-            return Ok(HelperCommand {
-                program: exe.clone(),
-                args: vec![HELPER_ARG.to_string()],
-            });
+            return Ok(HelperCommand::self_helper(exe.clone()));
         }
     }
     let beside = exe.as_ref().and_then(|exe| {

@@ -5,8 +5,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use earthverse_sandbox::{
-    locate_helper, plan, probe_interpreter, run_bounded, which, HelperStatus, PythonLimits,
-    SandboxView, HELPER_STATUS_PREFIX,
+    locate_helper, plan, probe_interpreter, run_bounded, which, HelperCommand, HelperStatus,
+    PythonLimits, SandboxView, HELPER_STATUS_PREFIX,
 };
 use std::path::{Path, PathBuf};
 
@@ -41,7 +41,8 @@ async fn the_standalone_helper_runs_python_in_the_sandbox() {
     )
     .unwrap();
 
-    let helper = locate_helper(Some(Path::new(env!("CARGO_BIN_EXE_earthverse-sandbox")))).unwrap();
+    let configured = HelperCommand::standalone(env!("CARGO_BIN_EXE_earthverse-sandbox"));
+    let helper = locate_helper(Some(&configured)).unwrap();
     assert!(
         helper.args.is_empty(),
         "the standalone helper takes no leading argument"

@@ -317,7 +317,11 @@ async fn missing_helper_or_interpreter_is_refused_never_run_unsandboxed() {
             "/nonexistent/earthverse-sandbox",
             PythonConfig {
                 interpreter: which_python(),
-                helper: Some(PathBuf::from("/nonexistent/earthverse-sandbox")),
+                helper: Some(
+                    earthverse_tool_registry::sandbox::HelperCommand::standalone(
+                        "/nonexistent/earthverse-sandbox",
+                    ),
+                ),
                 ..PythonConfig::default()
             },
         ),

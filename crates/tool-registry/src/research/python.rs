@@ -58,7 +58,7 @@ impl PythonExec {
                 self.config.bwrap.display()
             ));
         }
-        if let Err(e) = locate_helper(self.config.helper.as_deref()) {
+        if let Err(e) = locate_helper(self.config.helper.as_ref()) {
             missing.push(e);
         }
         if let Err(e) = self.interpreter().await {
@@ -233,7 +233,7 @@ impl PythonExec {
     ) -> Result<(tokio::process::Command, Vec<String>), String> {
         self.sandbox_available().await?;
         let bwrap = which(&self.config.bwrap).ok_or("bubblewrap not found")?;
-        let helper = locate_helper(self.config.helper.as_deref())?;
+        let helper = locate_helper(self.config.helper.as_ref())?;
         let info = self.interpreter().await?;
         let is_hidden =
             |name: &str| earthverse_package_model::evidence::hidden_artifact_name(name).is_some();
