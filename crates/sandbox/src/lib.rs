@@ -8,7 +8,7 @@
 //! Three layers, all set up without running non-async-signal-safe code
 //! between `fork` and `exec` in the (multi-threaded) caller:
 //!
-//! 1. **bubblewrap** (`bwrap`, [`plan`]) gives the child new user, PID, IPC,
+//! 1. **bubblewrap** (`bwrap`, [`plan()`]) gives the child new user, PID, IPC,
 //!    UTS, cgroup and **network** namespaces (no interface is up, so TCP and
 //!    UDP both fail), drops every capability, clears the environment and
 //!    builds a minimal filesystem view: the interpreter's directories and
