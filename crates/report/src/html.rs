@@ -535,7 +535,9 @@ fn evidence_section(
          <th>+ weak (%)</th>",
     );
     for f in ErrorFamily::ALL {
-        let _ = write!(page, "<th>{}</th>", f.as_str());
+        // A break opportunity after each underscore keeps the 14 columns on
+        // the page.
+        let _ = write!(page, "<th>{}</th>", f.as_str().replace('_', "_<wbr>"));
     }
     page.push_str("</tr>");
     for (s, (_, counts)) in summaries.iter().zip(&families) {

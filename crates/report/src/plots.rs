@@ -389,10 +389,11 @@ pub fn error_families(per_system: &[(String, [usize; 9])]) -> Result<String> {
                 ))
             );
         }
-        // Legend under the caption, one swatch per family.
+        // Legend above the caption (which sits below the 50 px top
+        // margin), one swatch per family, two rows.
         for (k, family) in ErrorFamily::ALL.iter().enumerate() {
             let x0 = 20 + (k as i32 % 5) * 165;
-            let y0 = 34 + (k as i32 / 5) * 16;
+            let y0 = 6 + (k as i32 / 5) * 16;
             tri!(
                 PLOT,
                 root.draw(&Rectangle::new(

@@ -68,11 +68,24 @@ pub async fn probe_interpreter(interpreter: &Path) -> Result<InterpreterInfo, St
     let script = "import sys, os, json; print(json.dumps({'executable': sys.executable, \
                   'real_executable': os.path.realpath(sys.executable), 'prefix': sys.prefix, \
                   'base_prefix': sys.base_prefix}))";
-    let out = tokio::process::Command::new(interpreter)
+    let interpreter = interpreter.to_path_buf();
+    tokio::task::spawn_blocking(move || ask_python(&interpreter, script, &[]))
+        .await
+        .map_err(|e| format!("the interpreter probe did not finish: {e}"))?
+}
+
+/// Runs `interpreter -I -c script args...` (outside the sandbox) and reads
+/// the JSON object it prints.
+fn ask_python<T: serde::de::DeserializeOwned>(
+    interpreter: &Path,
+    script: &str,
+    args: &[&str],
+) -> Result<T, String> {
+    let out = std::process::Command::new(interpreter)
         .args(["-I", "-c", script])
+        .args(args)
         .stdin(std::process::Stdio::null())
         .output()
-        .await
         .map_err(|e| {
             format!(
                 "cannot run the Python interpreter {}: {e}",
@@ -83,7 +96,7 @@ pub async fn probe_interpreter(interpreter: &Path) -> Result<InterpreterInfo, St
         return Err(format!(
             "the Python interpreter {} failed: {}",
             interpreter.display(),
-            String::from_utf8_lossy(&out.stderr)
+            String::from_utf8_lossy(&out.stderr).trim()
         ));
     }
     serde_json::from_slice(&out.stdout)
@@ -199,31 +212,13 @@ pub fn probe_environment(
                   print(json.dumps({'executable': sys.executable, 'python_version': platform.python_version(), \
                   'packages': {n: version(n) for n in names}}))\n";
     let names = serde_json::to_string(SCIENTIFIC_PACKAGES).map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(interpreter)
-        .args(["-I", "-c", script, &names])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| {
-            format!(
-                "cannot run the Python interpreter {}: {e}",
-                interpreter.display()
-            )
-        })?;
-    if !out.status.success() {
-        return Err(format!(
-            "the Python interpreter {} failed: {}",
-            interpreter.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
     #[derive(Deserialize)]
     struct Reply {
         executable: PathBuf,
         python_version: String,
         packages: BTreeMap<String, Option<String>>,
     }
-    let reply: Reply = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("unexpected reply from {}: {e}", interpreter.display()))?;
+    let reply: Reply = ask_python(interpreter, script, &[&names])?;
     Ok(PythonEnvironment {
         interpreter: interpreter.to_path_buf(),
         source,
