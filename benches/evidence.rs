@@ -19,30 +19,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use earthverse_answer_units::score_task;
-use earthverse_benches::{best_of, dev_slice, project_root};
+use earthverse_benches::{best_of, dev_slice, earthverse_bin, run_timed};
 use earthverse_evidence_ledger::TraceIndex;
 use earthverse_package_model::Release;
 use earthverse_rubric_judge::evidence::{cited_files, observations, task_reference_files};
 use earthverse_rubric_judge::{find_runs, load_tasks, scoring_context};
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const ROUNDS: usize = 5;
-
-fn once(bin: &Path, args: &[&OsStr]) -> Duration {
-    let t = Instant::now();
-    let ok = Command::new(bin)
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("earthverse runs")
-        .success();
-    assert!(ok, "earthverse {args:?} failed");
-    t.elapsed()
-}
 
 fn main() {
     let root = dev_slice();
@@ -51,9 +36,7 @@ fn main() {
         "needs the dev slice at {} (EARTHVERSE_DATA)",
         root.display()
     );
-    let bin = std::env::var_os("EARTHVERSE_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| project_root().join("target/release/earthverse"));
+    let bin = earthverse_bin();
     let trajectories = root.join("exploration/trajectories");
     let exploration = root.join("exploration");
     if bin.is_file() {
@@ -73,8 +56,8 @@ fn main() {
         ];
         let (mut best_evidence, mut best_units) = (Duration::MAX, Duration::MAX);
         for _ in 0..ROUNDS {
-            best_evidence = best_evidence.min(once(&bin, &evidence));
-            best_units = best_units.min(once(&bin, &units));
+            best_evidence = best_evidence.min(run_timed(&bin, &evidence));
+            best_units = best_units.min(run_timed(&bin, &units));
         }
         println!(
             "whole process `earthverse evidence --runs --json`: {:.3} s (target < 2 s)",

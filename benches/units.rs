@@ -21,11 +21,11 @@
 use earthverse_answer_units::{
     extract_label_aliases, extract_tolerances, score_task, ScoringContext,
 };
-use earthverse_benches::{best_of, dev_slice, project_root};
+use earthverse_benches::{best_of, dev_slice, earthverse_bin, run_timed};
 use earthverse_package_model::{load_recorded_runs, Release, Task};
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::Duration;
 
 const ROUNDS: usize = 5;
@@ -84,17 +84,10 @@ fn scoring_context(task: &Task) -> ScoringContext {
 /// Best of `ROUNDS` whole-process runs of `earthverse <args>`, output
 /// discarded; a failing run stops the benchmark.
 fn time_earthverse(bin: &Path, args: &[&OsStr]) -> Duration {
-    let (t, ok) = best_of(ROUNDS, || {
-        Command::new(bin)
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("earthverse runs")
-            .success()
-    });
-    assert!(ok, "earthverse {args:?} failed");
-    t
+    (0..ROUNDS)
+        .map(|_| run_timed(bin, args))
+        .min()
+        .unwrap_or_default()
 }
 
 fn main() {
@@ -150,9 +143,7 @@ fn main() {
     println!("scoring alone: {:.3} s", score_only.as_secs_f64());
 
     // 2. Whole process.
-    let bin = std::env::var_os("EARTHVERSE_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| project_root().join("target/release/earthverse"));
+    let bin = earthverse_bin();
     let whole = if bin.is_file() {
         let t = time_earthverse(
             &bin,

@@ -2,7 +2,9 @@
 //! slice, and timing a reference command in the same run.
 #![deny(missing_docs)]
 
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The project's root directory.
@@ -34,4 +36,29 @@ pub fn best_of<T>(repeats: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
         Some(value) => (best, value),
         None => unreachable!("repeats.max(1) runs at least once"),
     }
+}
+
+/// The `earthverse` binary a bench times: `$EARTHVERSE_BIN`, default
+/// `target/release/earthverse`.
+pub fn earthverse_bin() -> PathBuf {
+    std::env::var_os("EARTHVERSE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| project_root().join("target/release/earthverse"))
+}
+
+/// Runs `bin <args>` once, output discarded, and returns its wall time.
+///
+/// # Panics
+/// When the command cannot start or fails: a failing run stops the bench.
+pub fn run_timed(bin: &Path, args: &[&OsStr]) -> Duration {
+    let start = Instant::now();
+    let ok = Command::new(bin)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let took = start.elapsed();
+    assert!(ok, "{} {args:?} failed", bin.display());
+    took
 }
