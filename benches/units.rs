@@ -18,9 +18,7 @@
 //! default `python3`; only the standard library is needed).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use earthverse_answer_units::{
-    extract_label_aliases, extract_tolerances, score_task, ScoringContext,
-};
+use earthverse_answer_units::{score_task, ScoringContext};
 use earthverse_benches::{best_of, dev_slice, earthverse_bin, run_timed};
 use earthverse_package_model::{load_recorded_runs, Release, Task};
 use std::ffi::OsStr;
@@ -71,14 +69,10 @@ for _ in range(int(sys.argv[2])):
 print(best, n)
 "#;
 
-/// The task's question, tolerances and solution.
+/// The task's scoring context, as every scorer of the project builds it.
 fn scoring_context(task: &Task) -> ScoringContext {
-    let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
-    ScoringContext::new(task.question.clone())
-        .with_tolerances(extract_tolerances(&raw))
-        .expect("tolerances")
-        .with_label_aliases(extract_label_aliases(&raw))
-        .with_solution(task.solution.as_deref().unwrap_or_default())
+    let context = earthverse_rubric_judge::TaskContext::from_task(task).expect("task context");
+    earthverse_rubric_judge::scoring_context(&context)
 }
 
 /// Best of `ROUNDS` whole-process runs of `earthverse <args>`, output

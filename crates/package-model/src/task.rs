@@ -261,6 +261,29 @@ impl GroundTruth {
         }
         out
     }
+
+    /// The declared tolerances that are a distance around the target, as
+    /// absolute distances (what answer matching needs): absolute ones as
+    /// they are, relative ones times their stated target, ranges as the
+    /// larger side around it; exact, listed and textual rules are left out.
+    pub fn absolute_tolerances(&self) -> Vec<(String, f64)> {
+        self.tolerances()
+            .into_iter()
+            .filter_map(|(name, stated)| {
+                let value = match stated.rule {
+                    ToleranceRule::Absolute { tolerance } => Some(tolerance.abs()),
+                    ToleranceRule::Relative { tolerance } => {
+                        stated.target.map(|t| (tolerance * t).abs())
+                    }
+                    ToleranceRule::Range { min, max } => {
+                        stated.target.map(|t| (t - min).abs().max((max - t).abs()))
+                    }
+                    _ => None,
+                };
+                value.filter(|v| v.is_finite()).map(|v| (name, v))
+            })
+            .collect()
+    }
 }
 
 /// A tolerance on one answer field.

@@ -33,6 +33,10 @@ pub struct TaskContext {
     pub rubric: Rubric,
     /// Labels for slicing.
     pub labels: TaskLabels,
+    /// Absolute numeric tolerances the ground truth declares: the typed
+    /// ones of package-model (`GroundTruth::absolute_tolerances`) and every
+    /// `tolerances` object found anywhere in it (`extract_tolerances`).
+    pub tolerances: Vec<(String, f64)>,
 }
 
 /// One tool step of a trajectory.
@@ -206,7 +210,10 @@ impl TaskContext {
                 .collect(),
             task_type: non_empty(&task.task_type),
         };
+        let mut tolerances = task.ground_truth.absolute_tolerances();
+        tolerances.extend(earthverse_answer_units::extract_tolerances(&ground_truth));
         Ok(TaskContext {
+            tolerances,
             task_id: task.task_id.clone(),
             metadata: Value::Object(metadata),
             question: task.question.clone(),

@@ -3,9 +3,7 @@
 use crate::deterministic::{UnitOutcome, UnitScorer};
 use crate::input::TaskContext;
 use crate::record::AnswerUnitEntry;
-use earthverse_answer_units::{
-    extract_label_aliases, extract_tolerances, score_task, ScoringContext,
-};
+use earthverse_answer_units::{extract_label_aliases, score_task, ScoringContext};
 use serde_json::Value;
 
 /// Which reading of U to report.
@@ -24,17 +22,24 @@ pub enum UnitReading {
     All,
 }
 
-/// The scoring context [`AnswerUnitsScorer`] scores a task's answers
-/// with: the question, the tolerances the ground truth declares, its label
-/// aliases and the expert solution (for the judge-like reading). Public so
-/// that other views of the same units (the evidence ledger of
-/// `earthverse score` and `earthverse evidence`) read the same ledger.
+/// The one scoring context of a task, used by the deterministic judge,
+/// `earthverse units`, `earthverse score`, the evidence ledger and the
+/// benches: the question, the tolerances the ground truth declares
+/// ([`TaskContext::tolerances`]), its label aliases and the expert solution
+/// (for the judge-like reading).
 pub fn scoring_context(task: &TaskContext) -> ScoringContext {
     let base = ScoringContext::new(task.question.clone());
-    let tolerances = extract_tolerances(&task.ground_truth);
-    base.clone()
-        .with_tolerances(tolerances)
-        .unwrap_or(base)
+    let context = match base
+        .clone()
+        .with_tolerances(task.tolerances.iter().cloned())
+    {
+        Ok(context) => context,
+        Err(err) => {
+            tracing::warn!(task_id = %task.task_id, %err, "tolerances ignored");
+            base
+        }
+    };
+    context
         .with_label_aliases(extract_label_aliases(&task.ground_truth))
         .with_solution(&task.solution)
 }

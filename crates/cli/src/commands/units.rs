@@ -3,12 +3,12 @@
 
 use anyhow::Context;
 use earthverse_answer_units::{
-    agreement, count_units, decompose, extract_label_aliases, extract_tolerances, is_tuning_event,
-    score_task, strict_at_95, system_gap_noise, Agreement, AnswerShape, JudgeReference, RunPair,
-    ScoringContext, SystemGapNoise, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
+    agreement, count_units, decompose, is_tuning_event, score_task, strict_at_95, system_gap_noise,
+    Agreement, AnswerShape, JudgeReference, RunPair, ScoringContext, SystemGapNoise,
+    UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 use earthverse_package_model::{
-    load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task, ToleranceRule,
+    load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task,
 };
 use rayon::prelude::*;
 use serde::Serialize;
@@ -139,39 +139,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The task's scoring context: the one the deterministic judge and
+/// `earthverse score` use (`rubric_judge::scoring_context`).
 fn context_for(task: &Task) -> anyhow::Result<ScoringContext> {
-    // The raw ground truth, read once for the declarations the typed model
-    // does not name (nested tolerances, label aliases).
-    let raw = serde_json::to_value(&task.ground_truth).unwrap_or_default();
-    Ok(ScoringContext::new(task.question.clone())
-        .with_tolerances(task_tolerances(task, &raw))
-        .with_context(|| format!("tolerances of task {}", task.task_id))?
-        .with_label_aliases(extract_label_aliases(&raw))
-        .with_solution(task.solution.as_deref().unwrap_or_default()))
-}
-
-/// The task's absolute numeric tolerances: the package model's typed
-/// tolerances (absolute; relative and ranges around a stated target), merged
-/// with [`extract_tolerances`] over the whole ground truth (which also finds
-/// the `tolerances` objects nested under `primary_gt`, `key_values`, ...)
-/// read from `raw`, the task's ground truth as JSON.
-fn task_tolerances(task: &Task, raw: &serde_json::Value) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    for (name, stated) in task.ground_truth.tolerances() {
-        let value = match stated.rule {
-            ToleranceRule::Absolute { tolerance } => Some(tolerance.abs()),
-            ToleranceRule::Relative { tolerance } => stated.target.map(|t| (tolerance * t).abs()),
-            ToleranceRule::Range { min, max } => {
-                stated.target.map(|t| (t - min).abs().max((max - t).abs()))
-            }
-            _ => None,
-        };
-        if let Some(v) = value.filter(|v| v.is_finite()) {
-            out.push((name, v));
-        }
-    }
-    out.extend(extract_tolerances(raw));
-    out
+    let task_context = earthverse_rubric_judge::TaskContext::from_task(task)
+        .with_context(|| format!("task {}", task.task_id))?;
+    Ok(earthverse_rubric_judge::scoring_context(&task_context))
 }
 
 fn count(release: &Release, json: bool) -> anyhow::Result<ExitCode> {
