@@ -18,7 +18,7 @@ use crate::record::{
 };
 use crate::settings::{ControllerSettings, Protocol};
 use crate::text::{cap_head, char_len};
-use crate::toolbox::{ToolBox, ToolCallOutcome};
+use crate::toolbox::{CatalogueSession, Resolution, ToolBox, ToolCallOutcome};
 use earthverse_model_provider::{
     ChatModel, ChatRequest, ChatResponse, Message, ProviderError, Role, TokenUsage, ToolCall,
     ToolDefinition,
@@ -138,6 +138,10 @@ struct Run {
     step: u32,
     specialist_seen: HashSet<String>,
     specialist_counted: usize,
+    /// The run's view of the tools under a catalogue condition.
+    catalogue: Option<Box<dyn CatalogueSession>>,
+    /// A catalogue change to tell the model after this turn's observations.
+    catalogue_update: Option<String>,
 }
 
 impl Controller {
@@ -176,6 +180,19 @@ impl Controller {
         // The span is attached to the future, not entered across its awaits.
         let span =
             tracing::info_span!("run_task", task_id = %task.task_id, model = %self.model_id());
+        if let Some(direct) = &self.settings.direct {
+            // A direct answer mode (App. A.1): one call, no tools.
+            return crate::direct::run_direct(
+                self.model.as_ref(),
+                self.tools.as_ref(),
+                &self.settings,
+                direct,
+                self.model_id(),
+                task,
+            )
+            .instrument(span)
+            .await;
+        }
         self.run_task_in_span(task).instrument(span).await
     }
 
@@ -190,13 +207,16 @@ impl Controller {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| format!("tasks/{}.json", task.task_id));
+        let catalogue = self.tools.open_session(&task.question);
         let task_text = prompts::task_message(
             &task.task_id,
             &task.event_id,
             &question_path,
             &task.package_root.display().to_string(),
             &task.question,
-            &self.tools.catalogue(),
+            &catalogue
+                .as_ref()
+                .map_or_else(|| self.tools.catalogue(), |c| c.catalogue()),
         );
         let mut run = Run {
             ctx: task.tool_context(),
@@ -230,6 +250,8 @@ impl Controller {
             step: 0,
             specialist_seen: HashSet::new(),
             specialist_counted: 0,
+            catalogue,
+            catalogue_update: None,
         };
 
         let mut phase = Phase::Research;
@@ -258,7 +280,7 @@ impl Controller {
             };
             let tools = match self.settings.protocol {
                 Protocol::JsonInMessage => Vec::new(),
-                Protocol::NativeTools => self.native_definitions(true),
+                Protocol::NativeTools => self.native_definitions(Some(&run)),
             };
             let response = match self
                 .call_model(&mut run, phase_name, tools, research_deadline, None)
@@ -340,6 +362,9 @@ impl Controller {
                         }
                     }
                 }
+            }
+            if let Some(update) = run.catalogue_update.take() {
+                push_harness(&mut run, update);
             }
             let Some((answer, native_call)) = submitted else {
                 continue;
@@ -443,11 +468,15 @@ impl Controller {
         }
     }
 
-    fn native_definitions(&self, with_tools: bool) -> Vec<ToolDefinition> {
-        let mut defs = if with_tools {
-            self.tools.definitions()
-        } else {
-            Vec::new()
+    /// Native tool definitions: the run's offer (`None`: the final-answer
+    /// tool only, for finalisation) and the final-answer tool.
+    fn native_definitions(&self, run: Option<&Run>) -> Vec<ToolDefinition> {
+        let mut defs = match run {
+            Some(run) => match &run.catalogue {
+                Some(session) => session.definitions(),
+                None => self.tools.definitions(),
+            },
+            None => Vec::new(),
         };
         defs.push(ToolDefinition {
             name: FINAL_ANSWER_TOOL.into(),
@@ -595,6 +624,7 @@ impl Controller {
             }
             Ok(Ok(response)) => {
                 run.builder.model_round(&response.usage);
+                run.builder.served(&response);
                 run.notes.provider_retries += response.retries.len() as u32;
                 log.text = response.text.clone();
                 log.tool_calls = response.tool_calls.clone();
@@ -621,7 +651,32 @@ impl Controller {
         let remaining = deadline.saturating_duration_since(Instant::now());
         let started = Instant::now();
         let ctx = run.ctx.clone().with_step(step);
-        let outcome = if remaining.is_zero() {
+        // Under a catalogue condition the model calls shown names: the
+        // observation keeps the shown name, the record the real tool.
+        let shown = call.tool.clone();
+        let mut call = call;
+        let mut settled: Option<ToolCallOutcome> = None;
+        if let Some(session) = run.catalogue.as_mut() {
+            match session.resolve(&call.tool, &call.args) {
+                Resolution::Call(real) => call.tool = real,
+                Resolution::Answer { tool, output } => {
+                    call.tool = tool;
+                    settled = Some(ToolCallOutcome::new(
+                        call.args.clone(),
+                        ToolOutput::ok(output, Vec::new()),
+                    ));
+                }
+                Resolution::Refuse(message) => {
+                    settled = Some(ToolCallOutcome::new(
+                        call.args.clone(),
+                        ToolOutput::error(message),
+                    ));
+                }
+            }
+        }
+        let outcome = if let Some(outcome) = settled {
+            outcome
+        } else if remaining.is_zero() {
             ToolCallOutcome::new(
                 call.args.clone(),
                 ToolOutput::error("the research time ran out before the tool could run"),
@@ -659,7 +714,7 @@ impl Controller {
             "evidence_files": envelope.evidence_files,
             "warnings": envelope.warnings,
         }));
-        let header = format!("Observation for step {step} ({}):\n", call.tool);
+        let header = format!("Observation for step {step} ({shown}):\n");
         let max = self
             .settings
             .budgets
@@ -689,11 +744,17 @@ impl Controller {
             },
             kind: EntryKind::Observation {
                 step,
-                tool: call.tool.clone(),
+                tool: shown,
                 status: status.into(),
                 evidence_files: evidence.clone(),
             },
         });
+        if let Some(session) = run.catalogue.as_mut() {
+            let observation = &run.history[run.history.len() - 1].message.content;
+            if let Some(update) = session.after_observation(observation) {
+                run.catalogue_update = Some(update);
+            }
+        }
         let record = self.tool_record(run, step, call, &envelope, evidence);
         run.builder.tool_call(record);
     }
@@ -825,7 +886,7 @@ impl Controller {
         push_harness(run, prompts::finalization_prompt(reason));
         let tools = match self.settings.protocol {
             Protocol::JsonInMessage => Vec::new(),
-            Protocol::NativeTools => self.native_definitions(false),
+            Protocol::NativeTools => self.native_definitions(None),
         };
         let response = self
             .call_model(run, "finalization", tools, deadline, None)

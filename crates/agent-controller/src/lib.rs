@@ -82,8 +82,11 @@
 
 pub mod agents;
 pub mod batch;
+pub mod catalogue_view;
+pub mod conditions;
 pub mod context;
 mod controller;
+pub mod direct;
 mod error;
 pub mod prompts;
 pub mod protocol;
@@ -94,6 +97,9 @@ pub mod text;
 mod toolbox;
 
 pub use agents::{BaselineModel, ReplayModel};
+pub use conditions::{
+    AnswerMode, CatalogueSpec, Condition, ConditionError, ContextPreset, ToolNames, TurnBudget,
+};
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
 pub use record::{
@@ -104,4 +110,4 @@ pub use settings::{
     Budgets, ContextPolicy, ControllerSettings, Price, Protocol, RequiredToolPolicy, ReviewSettings,
 };
 pub use solver::{Agent, AgentError, AgentFactory, Solver};
-pub use toolbox::{render_catalogue, ToolBox, ToolCallOutcome};
+pub use toolbox::{render_catalogue, CatalogueSession, Resolution, ToolBox, ToolCallOutcome};

@@ -158,6 +158,14 @@ pub struct Trajectory {
     /// What the run's tools ran on (ours; absent from the public records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<RunEnvironment>,
+    /// The experimental condition of the run (ours; absent keys and an
+    /// absent object mean the paper's default condition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<earthverse_package_model::RunCondition>,
+    /// What a direct answer mode injected (ours; absent for interactive
+    /// runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct_input: Option<crate::direct::DirectInput>,
 }
 
 /// What a run's tools ran on, recorded so that a result can be traced to
@@ -168,6 +176,10 @@ pub struct RunEnvironment {
     /// packages it offered (`earthverse_sandbox::probe_environment`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<earthverse_tool_registry::sandbox::PythonEnvironment>,
+    /// The model that served the run, as the provider reported it in its
+    /// first response that names one (served model, `system_fingerprint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_model: Option<earthverse_model_provider::ServedModel>,
 }
 
 impl Trajectory {
@@ -310,6 +322,8 @@ impl RunRecord {
                 final_answer: answer.final_answer,
                 judge_rationale: None,
                 environment: None,
+                condition: None,
+                direct_input: None,
             },
             confidence: None,
             conversation: Vec::new(),
@@ -582,6 +596,23 @@ impl RunRecordBuilder {
         self.usage.cached_tokens += usage.cached_tokens;
     }
 
+    /// The model that served a response, kept from the first response
+    /// that names one (`environment.served_model`).
+    pub fn served(&mut self, response: &earthverse_model_provider::ChatResponse) {
+        let known = self
+            .environment
+            .as_ref()
+            .is_some_and(|e| e.served_model.is_some());
+        if known {
+            return;
+        }
+        if let Some(served) = response.served_model() {
+            self.environment
+                .get_or_insert_with(RunEnvironment::default)
+                .served_model = Some(served);
+        }
+    }
+
     /// One tool call, failed ones included.
     pub fn tool_call(&mut self, record: ToolCallRecord) {
         self.tool_calls.push(record);
@@ -667,6 +698,8 @@ impl RunRecordBuilder {
                 final_answer: answer.final_answer,
                 judge_rationale: None,
                 environment: self.environment,
+                condition: self.settings.condition.clone(),
+                direct_input: None,
             },
             confidence: answer.confidence,
             conversation: Vec::new(),

@@ -195,6 +195,15 @@ pub struct ControllerSettings {
     /// (`environment`); `None` writes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub environment: Option<crate::record::RunEnvironment>,
+    /// The experimental condition, copied into every `trajectory.json`
+    /// (`condition`); `None` writes nothing (set by
+    /// [`crate::conditions::Condition::apply`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<earthverse_package_model::RunCondition>,
+    /// A direct answer mode (App. A.1): one call over a fixed package
+    /// serialisation, no tools. `None` runs the interactive loop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub direct: Option<crate::direct::DirectSettings>,
 }
 
 impl Default for ControllerSettings {
@@ -212,6 +221,8 @@ impl Default for ControllerSettings {
             price: None,
             record_output_chars: Some(1_720),
             environment: None,
+            condition: None,
+            direct: None,
         }
     }
 }

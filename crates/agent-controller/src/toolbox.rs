@@ -32,6 +32,14 @@ pub trait ToolBox: Send + Sync {
     /// an execution-error envelope, never as a panic.
     async fn call(&self, ctx: &ToolContext, tool: &str, args: Value) -> ToolCallOutcome;
 
+    /// A per-run view of the tools for a catalogue condition (Tables 4b,
+    /// 6a–b): which tools the run is offered, under which names, and how
+    /// that changes during the run. `None` (the default) offers every tool
+    /// of [`ToolBox::definitions`] under its own name for the whole run.
+    fn open_session(&self, _task_text: &str) -> Option<Box<dyn CatalogueSession>> {
+        None
+    }
+
     /// Renders a JSON value for observations and records. The default is
     /// serde_json's two-space pretty form; the registry renders exactly as
     /// the reference runner's Python `json.dumps(indent=2)` did.
@@ -81,6 +89,44 @@ impl ToolBox for earthverse_tool_registry::Registry {
     fn render_output_text(&self, output: &Value) -> String {
         earthverse_tool_registry::render::render_output_text(output)
     }
+}
+
+/// The per-run catalogue of a catalogue condition: the controller's
+/// per-step hook. The controller shows [`CatalogueSession::catalogue`] in
+/// the task message, offers [`CatalogueSession::definitions`] for native
+/// tool calling, resolves every called name through
+/// [`CatalogueSession::resolve`] (records keep the real tool name), and
+/// after each observation asks [`CatalogueSession::after_observation`]
+/// whether the offer changed (dynamic and hierarchical catalogues).
+pub trait CatalogueSession: Send {
+    /// `<<REGISTERED_TOOL_CATALOGUE>>` of the task message.
+    fn catalogue(&self) -> String;
+    /// The tools offered now, under their shown names.
+    fn definitions(&self) -> Vec<ToolDefinition>;
+    /// What a called (shown) name means.
+    fn resolve(&mut self, shown: &str, args: &Value) -> Resolution;
+    /// Called after each observation with its text; `Some(message)` when
+    /// the offer changed, the message telling the model the new offer.
+    fn after_observation(&mut self, observation: &str) -> Option<String>;
+    /// The registry names offered now, in presentation order.
+    fn offered(&self) -> Vec<String>;
+}
+
+/// What a called name means in a [`CatalogueSession`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolution {
+    /// Call this (real) tool.
+    Call(String),
+    /// A catalogue action (e.g. opening a domain): record it under this
+    /// name with this output, call no tool.
+    Answer {
+        /// The name the call is recorded under.
+        tool: String,
+        /// The observation's output.
+        output: Value,
+    },
+    /// The name is not offered; the message says so.
+    Refuse(String),
 }
 
 /// What one call produced.

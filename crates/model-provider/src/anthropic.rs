@@ -83,10 +83,20 @@ impl AnthropicMessages {
         let mut body = Map::new();
         body.insert("model".into(), json!(self.config.model));
         let s = &request.sampling;
-        body.insert(
-            "max_tokens".into(),
-            json!(s.max_tokens.unwrap_or(self.config.default_max_tokens)),
-        );
+        let mut max_tokens = s.max_tokens.unwrap_or(self.config.default_max_tokens);
+        let thinking = s
+            .reasoning_effort
+            .and_then(|e| e.anthropic_thinking_budget());
+        if let Some(budget) = thinking {
+            // The API requires max_tokens above the thinking budget; the
+            // answer keeps its own allowance on top of the budget.
+            max_tokens = max_tokens.max(budget + self.config.default_max_tokens);
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
+        }
+        body.insert("max_tokens".into(), json!(max_tokens));
         let system: Vec<&str> = request
             .messages
             .iter()
@@ -97,11 +107,15 @@ impl AnthropicMessages {
             body.insert("system".into(), json!(system.join("\n\n")));
         }
         body.insert("messages".into(), Value::Array(to_wire(&request.messages)));
-        if let Some(t) = s.temperature {
-            body.insert("temperature".into(), json!(t));
-        }
-        if let Some(p) = s.top_p {
-            body.insert("top_p".into(), json!(p));
+        // With extended thinking the API accepts only the default
+        // temperature and no top_p; the record keeps what was asked.
+        if thinking.is_none() {
+            if let Some(t) = s.temperature {
+                body.insert("temperature".into(), json!(t));
+            }
+            if let Some(p) = s.top_p {
+                body.insert("top_p".into(), json!(p));
+            }
         }
         if !request.tools.is_empty() {
             let tools: Vec<Value> = request

@@ -92,6 +92,84 @@ pub struct Sampling {
     pub max_tokens: Option<u32>,
     /// Seed, where the backend supports one.
     pub seed: Option<u64>,
+    /// Reasoning effort (Table 3: `none`, `low`, `medium`, `high`, `xhigh`);
+    /// `None` leaves the backend's default. OpenAI-compatible servers
+    /// receive `reasoning_effort`, Anthropic a thinking budget
+    /// ([`ReasoningEffort::anthropic_thinking_budget`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning_effort: Option<ReasoningEffort>,
+}
+
+/// Reasoning effort of the reasoning-effort study (paper §5.2, App. A.1,
+/// Table 3: five settings, `none` to `xhigh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEffort {
+    /// No additional reasoning.
+    None,
+    /// Low effort.
+    Low,
+    /// Medium effort (the paper's setting for Tables 4 and 6).
+    Medium,
+    /// High effort.
+    High,
+    /// Extra-high effort.
+    Xhigh,
+}
+
+impl ReasoningEffort {
+    /// The five settings in the paper's order.
+    pub const ALL: [ReasoningEffort; 5] = [
+        ReasoningEffort::None,
+        ReasoningEffort::Low,
+        ReasoningEffort::Medium,
+        ReasoningEffort::High,
+        ReasoningEffort::Xhigh,
+    ];
+
+    /// The name used on the command line, in records and as OpenAI's
+    /// `reasoning_effort` value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::None => "none",
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+            ReasoningEffort::Xhigh => "xhigh",
+        }
+    }
+
+    /// Anthropic's extended-thinking budget in tokens for this effort, or
+    /// `None` for no thinking. The paper names only the five levels; these
+    /// budgets are ours (1,024 is the API's minimum): low 1,024, medium
+    /// 4,096, high 16,384, xhigh 32,768.
+    pub fn anthropic_thinking_budget(self) -> Option<u32> {
+        match self {
+            ReasoningEffort::None => None,
+            ReasoningEffort::Low => Some(1_024),
+            ReasoningEffort::Medium => Some(4_096),
+            ReasoningEffort::High => Some(16_384),
+            ReasoningEffort::Xhigh => Some(32_768),
+        }
+    }
+}
+
+impl std::fmt::Display for ReasoningEffort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ReasoningEffort {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|e| e.as_str() == s)
+            .ok_or_else(|| {
+                format!("reasoning effort must be none, low, medium, high or xhigh, not `{s}`")
+            })
+    }
 }
 
 /// One request to a chat model.
@@ -185,6 +263,34 @@ pub struct ChatResponse {
     pub raw: Option<Value>,
     /// Retries made before success.
     pub retries: Vec<RetryAttempt>,
+}
+
+/// The model that served a response, as the provider reported it: the
+/// served model name (`model` of OpenAI and Anthropic responses, which may
+/// name a dated snapshot of the requested model) and OpenAI's
+/// `system_fingerprint` where given.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServedModel {
+    /// `model` of the response body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `system_fingerprint` of the response body.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_fingerprint: Option<String>,
+}
+
+impl ChatResponse {
+    /// The served model and fingerprint from the raw body, when the
+    /// provider returned either.
+    pub fn served_model(&self) -> Option<ServedModel> {
+        let raw = self.raw.as_ref()?;
+        let field = |name: &str| raw.get(name).and_then(Value::as_str).map(str::to_string);
+        let served = ServedModel {
+            model: field("model"),
+            system_fingerprint: field("system_fingerprint"),
+        };
+        (served != ServedModel::default()).then_some(served)
+    }
 }
 
 mod duration_secs {

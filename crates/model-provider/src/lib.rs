@@ -46,8 +46,8 @@ pub mod scripted;
 
 pub use anthropic::{AnthropicConfig, AnthropicMessages};
 pub use chat::{
-    ChatModel, ChatRequest, ChatResponse, FinishReason, Message, RetryAttempt, Role, Sampling,
-    TokenUsage, ToolCall, ToolDefinition,
+    ChatModel, ChatRequest, ChatResponse, FinishReason, Message, ReasoningEffort, RetryAttempt,
+    Role, Sampling, ServedModel, TokenUsage, ToolCall, ToolDefinition,
 };
 pub use error::{ProviderError, Result};
 pub use openai::{OpenAiCompatible, OpenAiConfig};

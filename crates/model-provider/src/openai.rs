@@ -142,6 +142,9 @@ impl OpenAiCompatible {
         if let Some(seed) = s.seed {
             body.insert("seed".into(), json!(seed));
         }
+        if let Some(effort) = s.reasoning_effort {
+            body.insert("reasoning_effort".into(), json!(effort.as_str()));
+        }
         let json_mode =
             request.json_mode || (self.config.force_json_mode && request.tools.is_empty());
         if json_mode {

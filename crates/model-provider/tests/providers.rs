@@ -569,3 +569,56 @@ async fn https_urls_use_the_rustls_ring_client() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn reasoning_effort_and_sampling_reach_both_wire_protocols() {
+    use earthverse_model_provider::{ReasoningEffort, Sampling};
+    let srv = server(vec![
+        Interaction::once(Reply::ok(Body::openai_text(FINAL_ACTION)))
+            .on_path("/v1/chat/completions"),
+        Interaction::once(Reply::ok(Body::anthropic_text(FINAL_ACTION))).on_path("/v1/messages"),
+        Interaction::once(Reply::ok(Body::anthropic_text(FINAL_ACTION))).on_path("/v1/messages"),
+    ]);
+    let mut request = task_request();
+    request.sampling = Sampling {
+        temperature: Some(0.3),
+        seed: Some(2026),
+        max_tokens: Some(900),
+        reasoning_effort: Some(ReasoningEffort::High),
+        ..Sampling::default()
+    };
+    let reply = bounded(openai(&srv, Duration::from_secs(5)).chat(request.clone()))
+        .await
+        .expect("openai reply");
+    let served = reply.served_model().expect("the server names its model");
+    assert_eq!(served.model.as_deref(), Some("loopback-model"));
+
+    let claude = anthropic(&srv, None);
+    bounded(claude.chat(request.clone()))
+        .await
+        .expect("thinking reply");
+    request.sampling.reasoning_effort = Some(ReasoningEffort::None);
+    bounded(claude.chat(request)).await.expect("plain reply");
+
+    let log = srv.requests().expect("log");
+    assert_eq!(log.len(), 3);
+    let openai_body = &log[0]["body"];
+    assert_eq!(openai_body["reasoning_effort"], "high");
+    assert_eq!(openai_body["temperature"], 0.3);
+    assert_eq!(openai_body["seed"], 2026);
+    assert_eq!(openai_body["max_tokens"], 900);
+    // Anthropic: high effort is a thinking budget; max_tokens leaves the
+    // answer its own allowance above it, and temperature is not sent.
+    let budget = ReasoningEffort::High
+        .anthropic_thinking_budget()
+        .expect("high thinks");
+    let thinking = &log[1]["body"];
+    assert_eq!(thinking["thinking"]["type"], "enabled");
+    assert_eq!(thinking["thinking"]["budget_tokens"], budget);
+    assert!(thinking["max_tokens"].as_u64().expect("max_tokens") > u64::from(budget));
+    assert!(thinking.get("temperature").is_none());
+    let plain = &log[2]["body"];
+    assert!(plain.get("thinking").is_none());
+    assert_eq!(plain["temperature"], 0.3);
+    assert_eq!(plain["max_tokens"], 900);
+}

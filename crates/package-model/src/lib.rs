@@ -52,6 +52,7 @@
 #![deny(missing_docs)]
 
 pub mod authoring;
+pub mod condition;
 mod error;
 pub mod evidence;
 pub mod labels;
@@ -65,6 +66,7 @@ pub mod text;
 pub mod validate;
 
 pub use authoring::{export_authoring, load_authoring, DataMode, ExportFilter, ExportSummary};
+pub use condition::RunCondition;
 pub use error::{PackageError, Result};
 pub use evidence::{resolve, AccessError, ResolvedPath};
 pub use labels::{CapabilityDimension, DifficultyLevel, EvaluationMode, HazardFamily};

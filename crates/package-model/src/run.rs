@@ -41,6 +41,10 @@ pub struct RecordedRun {
     /// The judge's rationale.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge_rationale: Option<Value>,
+    /// The experimental condition of the run (ours; absent from the public
+    /// records, whose runs all use the paper's default condition).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<crate::RunCondition>,
     /// Fields this type does not model, kept verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,

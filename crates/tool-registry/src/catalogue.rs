@@ -26,7 +26,7 @@ use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 
 /// Catalogue sizes of the tool-catalogue study (Table 6 panel a).
-pub const FIXED_SUBSET_SIZES: [usize; 6] = [6, 10, 20, 40, 70, 100];
+pub const FIXED_SUBSET_SIZES: [usize; 7] = [6, 10, 20, 40, 70, 100, 170];
 /// Router sizes of the routing study (Table 6 panel b).
 pub const ROUTER_K: [usize; 2] = [10, 20];
 
@@ -52,7 +52,20 @@ pub enum CatalogueCondition {
     WorkflowProfile,
     /// Domains first, then the tools of a chosen domain.
     Hierarchical,
+    /// The research tools, the general domain families (reports and text,
+    /// time series, output assembly) and the specialist families of the
+    /// best-matching workflow profile: a mixed general/expert suite
+    /// (Table 6b; the paper names the suite, the composition is ours).
+    GeneralExpert,
 }
+
+/// Domain families every `GeneralExpert` suite includes: operations on
+/// text, tables and series that any investigation may need.
+pub const GENERAL_FAMILIES: [ToolFamily; 3] = [
+    ToolFamily::ReportsText,
+    ToolFamily::TimeSeries,
+    ToolFamily::OutputAssembly,
+];
 
 /// How tools are named and described to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -504,12 +517,15 @@ pub fn present(
             );
             v
         }
-        CatalogueCondition::WorkflowProfile => {
+        CatalogueCondition::WorkflowProfile | CatalogueCondition::GeneralExpert => {
             let profiles = WorkflowProfileRouter::default();
-            let families = profiles
+            let mut families = profiles
                 .choose(task_text)
                 .map(|p| p.families.clone())
                 .unwrap_or_default();
+            if plan.condition == CatalogueCondition::GeneralExpert {
+                families.extend(GENERAL_FAMILIES);
+            }
             let mut v: Vec<_> = if plan.keep_research_tools {
                 research.clone()
             } else {
@@ -524,11 +540,25 @@ pub fn present(
             v
         }
     };
+    present_selection(&all, &chosen, plan.naming)
+}
+
+/// Presents `chosen` (a selection of `all`, the registry order) under
+/// `naming`. An opaque name derives from the tool's position in the whole
+/// registry, so a tool keeps its shown name whatever else is routed with
+/// it (stable across the steps of a dynamic catalogue).
+fn present_selection(
+    all: &[ToolDescriptor],
+    chosen: &[ToolDescriptor],
+    naming: Naming,
+) -> PresentedCatalogue {
     PresentedCatalogue {
         tools: chosen
             .iter()
-            .enumerate()
-            .map(|(i, d)| present_tool(i, d, plan.naming))
+            .map(|d| {
+                let position = all.iter().position(|a| a.name == d.name).unwrap_or(0);
+                present_tool(position, d, naming)
+            })
             .collect(),
     }
 }

@@ -26,7 +26,9 @@
 //!    `unsupported_or_unresolved`. Every file read is cited as evidence.
 //!
 //! A user message asking for the final answer that is not an observation
-//! (forced finalisation) makes it answer at once. When the request offers
+//! (forced finalisation) makes it answer at once, and so does a system
+//! message saying no tools are available (the direct answer modes,
+//! `crate::direct`): with no file read, every placeholder stays `null`. When the request offers
 //! native tools, tool calls are emitted natively instead of as JSON text.
 //! Observations are read from user (or tool) messages holding the tool
 //! envelope `{ok, output, evidence_files, warnings}` as JSON.
@@ -504,12 +506,16 @@ fn is_text_like(path: &str) -> bool {
 fn decide(messages: &[Message]) -> Value {
     let (task, steps) = parse_history(messages);
     let question = task.map(|m| m.content.as_str()).unwrap_or("");
-    let forced = messages.last().is_some_and(|m| {
-        m.role == Role::User
-            && !std::ptr::eq(m, task.map_or(std::ptr::null(), |t| t as *const Message))
-            && first_json_object(&m.content).is_none_or(|v| v.get("ok").is_none())
-            && m.content.to_lowercase().contains("final")
-    });
+    let no_tools = messages
+        .first()
+        .is_some_and(|m| m.role == Role::System && m.content.contains("no tools are available"));
+    let forced = no_tools
+        || messages.last().is_some_and(|m| {
+            m.role == Role::User
+                && !std::ptr::eq(m, task.map_or(std::ptr::null(), |t| t as *const Message))
+                && first_json_object(&m.content).is_none_or(|v| v.get("ok").is_none())
+                && m.content.to_lowercase().contains("final")
+        });
     if !forced {
         if !steps.iter().any(|s| s.tool == "list_package_files") {
             return tool_call(

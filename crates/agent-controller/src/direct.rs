@@ -1,0 +1,367 @@
+//! The direct answer modes of the answer-mode study (paper §5.2, App. A.1,
+//! Tables 3 and 10): the package is serialised once, deterministically,
+//! and the model answers in one call with no tools.
+//!
+//! - **compressed direct** (`compressed-direct`): a bounded evidence
+//!   summary. Every package file in path order gets one entry: tables and
+//!   JSON through `summarize_table_or_json`, text documents through the
+//!   head of `read_text_file`, other files (images, rasters, archives) as
+//!   one inventory line; each entry capped at
+//!   [`DirectSettings::per_file_chars`], the whole at
+//!   [`DirectSettings::budget_chars`].
+//! - **all-text direct** (`all-text-direct`): every readable file's text
+//!   through `read_text_file`, in path order, until the budget is spent.
+//!
+//! Files are read through the run's tool box, so the same evidence-access
+//! rules hold as in an interactive run (hidden task files are refused and
+//! never serialised). The budgets are ours, sized after Table 10's input
+//! means (≈13k tokens compressed, ≈81k tokens all-text, at about four
+//! characters per token). The record keeps what was injected
+//! ([`DirectInput`]: files, characters, omitted files and why).
+
+use crate::controller::TaskInput;
+use crate::protocol::{parse_reply, Action, FinalAnswer};
+use crate::record::{ModelCallLog, RunRecord, RunRecordBuilder, TerminationReason};
+use crate::settings::ControllerSettings;
+use crate::toolbox::ToolBox;
+use earthverse_model_provider::{ChatModel, ChatRequest, Message, TokenUsage};
+use earthverse_package_model::evidence::list_package_files;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::time::Instant;
+
+/// Which serialisation a direct run receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectMode {
+    /// A bounded evidence summary of every file.
+    Compressed,
+    /// Every readable file's text within a budget.
+    AllText,
+}
+
+/// Settings of a direct run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectSettings {
+    /// Which serialisation.
+    pub mode: DirectMode,
+    /// Characters of the whole serialisation.
+    pub budget_chars: usize,
+    /// Characters of one file's entry.
+    pub per_file_chars: usize,
+}
+
+impl DirectSettings {
+    /// Compressed direct: 48,000 characters in all, 2,400 per file.
+    pub fn compressed() -> Self {
+        Self {
+            mode: DirectMode::Compressed,
+            budget_chars: 48_000,
+            per_file_chars: 2_400,
+        }
+    }
+
+    /// All-text direct: 320,000 characters in all, no per-file cap.
+    pub fn all_text() -> Self {
+        Self {
+            mode: DirectMode::AllText,
+            budget_chars: 320_000,
+            per_file_chars: usize::MAX,
+        }
+    }
+}
+
+/// What a direct run injected, recorded in `trajectory.json`
+/// (`direct_input`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectInput {
+    /// The serialisation.
+    pub mode: DirectMode,
+    /// Package-relative files whose content was injected, in order.
+    pub files: Vec<String>,
+    /// Files listed but not injected, each with the reason.
+    pub omitted: Vec<OmittedFile>,
+    /// Characters of the serialisation.
+    pub chars: usize,
+    /// Its size in tokens at four characters per token (an estimate; the
+    /// provider's count is in the diagnostics' `prompt_tokens`).
+    pub approx_tokens: usize,
+}
+
+/// A file a serialisation left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OmittedFile {
+    /// Package-relative path.
+    pub path: String,
+    /// Why (`budget`, `not text`, the tool's refusal, ...).
+    pub reason: String,
+}
+
+/// A serialisation and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Serialisation {
+    /// The text injected into the task message.
+    pub text: String,
+    /// What it holds.
+    pub input: DirectInput,
+}
+
+const TABLE_SUFFIXES: [&str; 5] = ["csv", "tsv", "json", "geojson", "jsonl"];
+const TEXT_SUFFIXES: [&str; 9] = [
+    "md", "txt", "html", "htm", "xml", "pdf", "rst", "log", "kml",
+];
+
+fn suffix(path: &str) -> String {
+    std::path::Path::new(path)
+        .extension()
+        .map(|e| e.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+}
+
+fn cap(text: &str, max_chars: usize) -> String {
+    crate::text::cap_head(text, max_chars).0
+}
+
+/// Serialises the package of `task` for `settings.mode`, reading through
+/// `tools` (the six research tools must be among them).
+pub async fn serialise(
+    tools: &dyn ToolBox,
+    task: &TaskInput,
+    settings: &DirectSettings,
+) -> Serialisation {
+    let ctx = task.tool_context();
+    let files = list_package_files(&task.package_root).unwrap_or_default();
+    let mut text = String::new();
+    let mut input = DirectInput {
+        mode: settings.mode,
+        files: Vec::new(),
+        omitted: Vec::new(),
+        chars: 0,
+        approx_tokens: 0,
+    };
+    let mut used = 0usize;
+    for file in files {
+        let path = file.package_relative.clone();
+        let remaining = settings.budget_chars.saturating_sub(used);
+        if remaining == 0 {
+            input.omitted.push(OmittedFile {
+                path,
+                reason: "budget".into(),
+            });
+            continue;
+        }
+        let kind = suffix(&path);
+        let header = format!(
+            "### FILE: {} ({} bytes)\n",
+            ctx.release_path(&path),
+            file.bytes
+        );
+        let call = match settings.mode {
+            DirectMode::Compressed if TABLE_SUFFIXES.contains(&kind.as_str()) => {
+                Some(("summarize_table_or_json", json!({"path": path})))
+            }
+            DirectMode::Compressed if TEXT_SUFFIXES.contains(&kind.as_str()) => Some((
+                "read_text_file",
+                json!({"path": path, "max_chars": settings.per_file_chars}),
+            )),
+            DirectMode::Compressed => None,
+            DirectMode::AllText => Some((
+                "read_text_file",
+                json!({"path": path, "max_chars": remaining.min(settings.per_file_chars)}),
+            )),
+        };
+        let body = match call {
+            None => {
+                // An inventory line: the model knows the file exists.
+                let entry = format!("{header}(not serialised: .{kind} file)\n\n");
+                if entry.chars().count() <= remaining {
+                    used += entry.chars().count();
+                    text.push_str(&entry);
+                }
+                input.omitted.push(OmittedFile {
+                    path,
+                    reason: format!("not text (.{kind})"),
+                });
+                continue;
+            }
+            Some((tool, args)) => {
+                let outcome = tools.call(&ctx, tool, args).await;
+                if !outcome.envelope.ok {
+                    let why = tools.render_output_text(&outcome.envelope.output);
+                    input.omitted.push(OmittedFile {
+                        path,
+                        reason: format!("{tool} refused: {}", cap(&why, 200)),
+                    });
+                    continue;
+                }
+                let rendered = match (tool, &outcome.envelope.output) {
+                    ("read_text_file", v) => v
+                        .get("text")
+                        .and_then(|t| t.as_str())
+                        .map(str::to_string)
+                        .unwrap_or_else(|| tools.render_output_text(v)),
+                    (_, v) => tools.render_output_text(v),
+                };
+                rendered
+            }
+        };
+        let room = remaining
+            .saturating_sub(header.chars().count() + 2)
+            .min(settings.per_file_chars);
+        if room == 0 {
+            input.omitted.push(OmittedFile {
+                path,
+                reason: "budget".into(),
+            });
+            continue;
+        }
+        let entry = format!("{header}{}\n\n", cap(&body, room));
+        used += entry.chars().count();
+        text.push_str(&entry);
+        input.files.push(path);
+    }
+    input.chars = text.chars().count();
+    input.approx_tokens = input.chars.div_ceil(4);
+    Serialisation { text, input }
+}
+
+/// System message of a direct run (ours: the paper does not print the
+/// direct prompts). It keeps the SOLVER prompt's evidence rules and the
+/// FINAL ANSWER CONTRACT, without tools.
+pub fn direct_system_message() -> String {
+    format!(
+        "You are an extreme-event benchmark solver. Answer the task from the event-package \
+         evidence given in the task message only; no tools are available and no further \
+         evidence can be requested. Do not use web knowledge. Reply with exactly one JSON \
+         object that follows the FINAL ANSWER CONTRACT.\n\n{}",
+        crate::prompts::FINAL_ANSWER_CONTRACT
+    )
+}
+
+/// Task message of a direct run: the App. E task header with the
+/// serialisation in place of the tool catalogue.
+pub fn direct_task_message(task: &TaskInput, serialisation: &str) -> String {
+    format!(
+        "Task id: {}\nEvent id: {}\nEvent package path: {}\nQuestion:\n{}\n\
+         Evidence boundary:\nStrict package-only mode: only the current question and the \
+         package evidence below are visible.\nPackage evidence (a fixed serialisation made \
+         before this call):\n{}",
+        task.task_id,
+        task.event_id,
+        task.package_root.display(),
+        task.question,
+        serialisation
+    )
+}
+
+/// Runs `task` in a direct mode: serialise, one model call with no tools,
+/// parse the final answer. A reply that is not a final answer fails the run
+/// (`format_error`, scored zero); a model failure is `model_error`; no
+/// reply before the task's wall clock ends is `research_time_limit_fallback`.
+pub async fn run_direct(
+    model: &dyn ChatModel,
+    tools: &dyn ToolBox,
+    settings: &ControllerSettings,
+    direct: &DirectSettings,
+    model_id: String,
+    task: &TaskInput,
+) -> RunRecord {
+    let start = Instant::now();
+    let mut builder = RunRecordBuilder::new(task.task_id.clone(), model_id)
+        .started_at(start)
+        .model_name(settings.model_name.clone())
+        .price(settings.price)
+        .environment(settings.environment.clone())
+        .settings(settings.clone());
+    let serialisation = serialise(tools, task, direct).await;
+    let messages = vec![
+        Message::system(direct_system_message()),
+        Message::user(direct_task_message(task, &serialisation.text)),
+    ];
+    let request_chars = messages.iter().map(|m| m.content.len()).sum();
+    let mut request = ChatRequest::new(messages.clone());
+    request.json_mode = settings.json_mode;
+    request.sampling = settings.sampling.clone();
+    let deadline = start + settings.budgets.task_time;
+    request.deadline = Some(deadline);
+    let mut log = ModelCallLog {
+        phase: "direct".into(),
+        request_messages: messages.len(),
+        request_chars,
+        compacted: false,
+        text: String::new(),
+        tool_calls: Vec::new(),
+        finish_reason: None,
+        usage: TokenUsage::default(),
+        latency_s: 0.0,
+        retries: Vec::new(),
+        error: None,
+        raw: None,
+    };
+    let call_start = Instant::now();
+    let remaining = deadline.saturating_duration_since(call_start);
+    let outcome = tokio::time::timeout(remaining, model.chat(request)).await;
+    log.latency_s = call_start.elapsed().as_secs_f64();
+    let (answer, termination, error) = match outcome {
+        Err(_) => {
+            log.error = Some(format!("no reply within {:.1} s", remaining.as_secs_f64()));
+            (
+                FinalAnswer::fallback("budget_exhausted", "research_time_limit"),
+                TerminationReason::ResearchTimeLimit.fallback(),
+                None,
+            )
+        }
+        Ok(Err(e)) => {
+            let message = e.to_string();
+            log.error = Some(message.clone());
+            log.retries = e.retries().to_vec();
+            (
+                FinalAnswer::fallback("error", "model_error"),
+                TerminationReason::ModelError,
+                Some(message),
+            )
+        }
+        Ok(Ok(response)) => {
+            builder.model_round(&response.usage);
+            builder.served(&response);
+            log.text = response.text.clone();
+            log.finish_reason = Some(response.finish_reason.clone());
+            log.usage = response.usage;
+            log.retries = response.retries.clone();
+            log.raw = response.raw.clone();
+            match parse_reply(&response.text) {
+                Ok(Action::Final(answer)) => (answer, TerminationReason::ModelFinal, None),
+                Ok(Action::ToolCall(call)) => (
+                    FinalAnswer::fallback("error", "format_error"),
+                    TerminationReason::FormatError,
+                    Some(format!(
+                        "direct mode offers no tools, but the reply called `{}`",
+                        call.tool
+                    )),
+                ),
+                Err(problem) => (
+                    FinalAnswer::fallback("error", "format_error"),
+                    TerminationReason::FormatError,
+                    Some(format!("the reply is not a final answer: {problem}")),
+                ),
+            }
+        }
+    };
+    let mut record = builder.finish(answer, termination, error);
+    record.trajectory.direct_input = Some(serialisation.input);
+    record.conversation = messages
+        .into_iter()
+        .enumerate()
+        .map(|(i, message)| crate::context::Entry {
+            message,
+            kind: if i == 0 {
+                crate::context::EntryKind::System
+            } else {
+                crate::context::EntryKind::Task
+            },
+        })
+        .collect();
+    record.model_calls = vec![log];
+    record.notes.protocol = "direct".into();
+    record
+}
