@@ -34,6 +34,9 @@ enum Command {
     Compare(commands::stats::CompareArgs),
     /// Write a self-contained HTML report.
     Report(commands::stats::ReportArgs),
+    /// Run a controlled study from a manifest, and report it (App. A; Tables 3, 6).
+    #[command(subcommand)]
+    Study(commands::study::StudyCommand),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Leaderboard(args) => commands::stats::run_leaderboard(args),
         Command::Compare(args) => commands::stats::run_compare(args),
         Command::Report(args) => commands::stats::run_report(args),
+        Command::Study(cmd) => commands::study::run(cmd),
     };
     match result {
         Ok(code) => code,

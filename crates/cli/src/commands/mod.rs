@@ -5,6 +5,7 @@ pub mod python_env;
 pub mod run;
 pub mod score;
 pub mod stats;
+pub mod study;
 pub mod tools;
 pub mod units;
 pub mod validate;

@@ -6,13 +6,15 @@ use anyhow::{bail, Context};
 use earthverse_agent_controller::batch::{
     run_batch, BatchObserver, BatchSettings, Shard, TaskOutcome, TaskStatus,
 };
+use earthverse_agent_controller::catalogue_view::PresentedToolBox;
 use earthverse_agent_controller::{
-    Agent, AgentError, AgentFactory, BaselineModel, ControllerSettings, Price, Protocol,
-    ReplayModel, Solver, TaskInput, ToolBox,
+    Agent, AgentError, AgentFactory, AnswerMode, BaselineModel, CatalogueSpec, Condition,
+    ContextPreset, ControllerSettings, Price, Protocol, ReplayModel, Solver, TaskInput, ToolBox,
+    ToolNames, TurnBudget,
 };
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig, Pricing,
-    ScriptedModel,
+    ReasoningEffort, ScriptedModel,
 };
 use earthverse_package_model::Release;
 use earthverse_tool_registry::{Registry, ResearchToolsConfig};
@@ -60,12 +62,9 @@ pub struct Args {
     /// Tool protocol: `json` (reference JSON-in-message) or `native`.
     #[arg(long, default_value = "json")]
     pub protocol: String,
-    /// Run the App. E final evidence review.
-    #[arg(long)]
-    pub review: bool,
-    /// Research turns (App. C.2 default 48).
-    #[arg(long, default_value_t = 48)]
-    pub max_turns: u32,
+    /// The experimental condition (App. A.1–A.3; Tables 3, 4, 6).
+    #[command(flatten)]
+    pub condition: ConditionArgs,
     /// Price table (JSON `{model: {prompt, completion, cached}}` in USD per
     /// million tokens) for `cost_usd`.
     #[arg(long)]
@@ -88,6 +87,111 @@ pub struct Args {
     /// `cdo_like`.
     #[arg(long)]
     pub require_suite: Option<String>,
+}
+
+/// The condition flags of `earthverse run` (and of each condition of a
+/// study manifest). Every flag left out keeps the paper's default and is
+/// absent from the run's `condition` record; every flag given is recorded
+/// as written. Which numbers the paper fixes and which are ours:
+/// `docs/GUIDE.md` "Experimental conditions" and the
+/// `earthverse_agent_controller::conditions` docs.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ConditionArgs {
+    /// Answer mode (App. A.1, Table 3): `interactive` (default),
+    /// `interactive+review` (App. E final evidence review),
+    /// `compressed-direct` (one call, no tools, over a bounded evidence
+    /// summary of the package: 48,000 characters, 2,400 per file) or
+    /// `all-text-direct` (one call over every readable file's text within
+    /// 320,000 characters).
+    #[arg(long, value_name = "MODE")]
+    pub answer_mode: Option<AnswerMode>,
+    /// Run the App. E final evidence review (same as
+    /// `--answer-mode interactive+review`).
+    #[arg(long)]
+    pub review: bool,
+    /// Reasoning effort (Table 3): `none`, `low`, `medium`, `high` or
+    /// `xhigh`. OpenAI-compatible servers get `reasoning_effort`; Anthropic
+    /// a thinking budget of 1,024 / 4,096 / 16,384 / 32,768 tokens (ours).
+    #[arg(long, value_name = "EFFORT")]
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Tool catalogue (Table 6a–b, Table 4b); offers the domain operations.
+    /// `fixed:N` (first N tools, research tools first, nested: 6, 10, 20,
+    /// 40, 70, 100, 170), `full` (all 176), `topk:K` (research tools + K
+    /// tools a BM25 router picks for the task; K = 10, 20), `workflow`
+    /// (research tools + the best workflow profile's families), `expert`
+    /// (domain operations only), `general+expert` (research tools, general
+    /// families and the profile's specialist families), `hierarchical`
+    /// (domains first, opened with `open_tool_domain`) or `dynamic`
+    /// (research tools + 20 tools routed again at every step).
+    #[arg(long, value_name = "CATALOGUE")]
+    pub catalogue: Option<CatalogueSpec>,
+    /// Tool names (Table 4b): `reference` (registry names), `descriptive`
+    /// (domain prefix and intended-use cues) or `opaque` (meaningless
+    /// names; records keep the real ones).
+    #[arg(long, value_name = "NAMES")]
+    pub tool_names: Option<ToolNames>,
+    /// Context retained before summarisation (Table 6c): `aggressive` (4
+    /// recent messages, 6,000-character state), `short` (8, 12,000),
+    /// `default` (App. C.2: 16, 24,000), `long` (32, 48,000) or `full`
+    /// (never summarised).
+    #[arg(long, value_name = "PRESET")]
+    pub context: Option<ContextPreset>,
+    /// Research turns (App. C.2: 48; Table 6d: 12, 24, 48, 96), or `none`
+    /// for the wall-clock-only mode.
+    #[arg(long, value_name = "N|none")]
+    pub max_turns: Option<TurnBudget>,
+    /// Wall-clock budget of a task in seconds (App. C.2: 1,800).
+    #[arg(long, value_name = "SECONDS")]
+    pub task_time: Option<u64>,
+    /// Sampling temperature sent to the model.
+    #[arg(long)]
+    pub temperature: Option<f64>,
+    /// Sampling seed sent to the model (where the backend supports one).
+    #[arg(long)]
+    pub seed: Option<u64>,
+}
+
+impl ConditionArgs {
+    /// The typed condition.
+    pub fn condition(&self) -> anyhow::Result<Condition> {
+        let answer_mode = match (self.answer_mode, self.review) {
+            (Some(mode), true) if mode != AnswerMode::InteractiveReview => bail!(
+                "--review contradicts --answer-mode {mode}; use --answer-mode interactive+review"
+            ),
+            (None, true) => Some(AnswerMode::InteractiveReview),
+            (mode, _) => mode,
+        };
+        if self.task_time == Some(0) {
+            bail!("--task-time must be a positive number of seconds");
+        }
+        Ok(Condition {
+            answer_mode,
+            reasoning_effort: self.reasoning_effort,
+            catalogue: self.catalogue,
+            tool_names: self.tool_names,
+            context: self.context,
+            max_turns: self.max_turns,
+            task_time: self.task_time.map(Duration::from_secs),
+            temperature: self.temperature,
+            seed: self.seed,
+        })
+    }
+
+    /// The flags of a typed condition (for study manifests).
+    pub fn from_condition(condition: &Condition) -> Self {
+        Self {
+            answer_mode: condition.answer_mode,
+            review: false,
+            reasoning_effort: condition.reasoning_effort,
+            catalogue: condition.catalogue,
+            tool_names: condition.tool_names,
+            context: condition.context,
+            max_turns: condition.max_turns,
+            task_time: condition.task_time.map(|t| t.as_secs()),
+            temperature: condition.temperature,
+            seed: condition.seed,
+        }
+    }
 }
 
 /// Runs the command.
@@ -189,9 +293,9 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         .map(str::parse::<Shard>)
         .transpose()
         .context("--shard")?;
+    let condition = args.condition.condition()?;
     let mut settings = ControllerSettings::default();
-    settings.budgets.max_turns = args.max_turns;
-    settings.review.enabled = args.review;
+    condition.apply(&mut settings);
     settings.protocol = match args.protocol.as_str() {
         "json" => Protocol::JsonInMessage,
         "native" => Protocol::NativeTools,
@@ -262,9 +366,11 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     research_config.python.limits.wall = settings.budgets.python_timeout;
     settings.environment = Some(earthverse_agent_controller::RunEnvironment {
         python: environment,
+        served_model: None,
     });
     let mut registry = Registry::with_research_tools(research_config);
-    if args.domain_ops || args.require_suite.is_some() {
+    let catalogue_plan = condition.catalogue_plan();
+    if args.domain_ops || args.require_suite.is_some() || catalogue_plan.is_some() {
         for tool in earthverse_domain_ops::all_operations() {
             registry
                 .register(tool)
@@ -287,9 +393,13 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             ..Default::default()
         });
     }
+    let tools: Arc<dyn ToolBox> = match catalogue_plan {
+        Some(plan) => Arc::new(PresentedToolBox::new(Arc::new(registry), plan)),
+        None => Arc::new(registry),
+    };
     let solver: Arc<dyn Solver> = Arc::new(Factory {
         kind,
-        tools: Arc::new(registry),
+        tools,
         settings,
         model_id,
     });

@@ -63,6 +63,10 @@ pub struct ScoreArgs {
     /// Also write the agreement as JSON to this file.
     #[arg(long)]
     pub compare_json: Option<PathBuf>,
+    /// Print no summary line on stdout (callers such as `study report`
+    /// print their own tables).
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 fn build_model(args: &ScoreArgs) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
@@ -273,6 +277,9 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     let n = records.len().max(1) as f64;
     let mean = |f: fn(&EvaluationRecord) -> f64| records.iter().map(f).sum::<f64>() / n;
+    if args.quiet {
+        return Ok(ExitCode::SUCCESS);
+    }
     println!(
         "{} records in {}: mean U {:.2}, H {:.2}, P {:.2}, A {:.2}, Core {:.2}, Strict@95 {:.2}%",
         records.len(),
