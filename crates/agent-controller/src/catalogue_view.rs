@@ -10,9 +10,10 @@ use crate::toolbox::{render_catalogue, CatalogueSession, Resolution, ToolBox, To
 use async_trait::async_trait;
 use earthverse_model_provider::ToolDefinition;
 use earthverse_tool_registry::catalogue::{
-    hierarchical, present, Bm25Router, CatalogueCondition, CataloguePlan, HierarchicalCatalogue,
-    PresentedCatalogue, PresentedTool, ToolRouter,
+    hierarchical, ordered_descriptors, present_from, Bm25Router, CatalogueCondition, CataloguePlan,
+    HierarchicalCatalogue, PresentedCatalogue, PresentedTool, ToolRouter,
 };
+use earthverse_tool_registry::ToolDescriptor;
 use earthverse_tool_registry::{Registry, ToolContext};
 use serde_json::{json, Value};
 use std::sync::Arc;
@@ -24,6 +25,8 @@ pub const OPEN_DOMAIN_TOOL: &str = "open_tool_domain";
 /// The registry seen through a catalogue plan.
 pub struct PresentedToolBox {
     registry: Arc<Registry>,
+    /// The registry's tools in catalogue order, built once.
+    ordered: Arc<Vec<ToolDescriptor>>,
     plan: CataloguePlan,
     router: Arc<dyn ToolRouter>,
 }
@@ -51,6 +54,7 @@ impl PresentedToolBox {
         router: Arc<dyn ToolRouter>,
     ) -> Self {
         Self {
+            ordered: Arc::new(ordered_descriptors(&registry)),
             registry,
             plan,
             router,
@@ -68,10 +72,10 @@ impl PresentedToolBox {
             .then(|| hierarchical(&self.registry, &self.plan));
         let current = match &hierarchy {
             Some(h) => h.base.clone(),
-            None => present(&self.registry, &self.plan, task_text, self.router.as_ref()),
+            None => present_from(&self.ordered, &self.plan, task_text, self.router.as_ref()),
         };
         PresentedSession {
-            registry: self.registry.clone(),
+            ordered: self.ordered.clone(),
             router: self.router.clone(),
             plan: self.plan.clone(),
             task_text: task_text.to_string(),
@@ -115,7 +119,7 @@ impl ToolBox for PresentedToolBox {
 
 /// One run's view: the tools offered now and the domains opened.
 pub struct PresentedSession {
-    registry: Arc<Registry>,
+    ordered: Arc<Vec<ToolDescriptor>>,
     router: Arc<dyn ToolRouter>,
     plan: CataloguePlan,
     task_text: String,
@@ -243,7 +247,7 @@ impl CatalogueSession for PresentedSession {
             return None;
         }
         let query = format!("{} {}", self.task_text, observation);
-        let next = present(&self.registry, &self.plan, &query, self.router.as_ref());
+        let next = present_from(&self.ordered, &self.plan, &query, self.router.as_ref());
         if next.names() == self.current.names() {
             return None;
         }

@@ -24,6 +24,7 @@ use crate::tool::ToolFamily;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// Catalogue sizes of the tool-catalogue study (Table 6 panel a).
 pub const FIXED_SUBSET_SIZES: [usize; 7] = [6, 10, 20, 40, 70, 100, 170];
@@ -218,27 +219,75 @@ fn family_words(family: ToolFamily) -> &'static str {
     }
 }
 
-fn document(t: &ToolDescriptor) -> Vec<String> {
-    tokenize(&format!(
+/// The text a router scores a tool by: its name with `_` as spaces, its
+/// description and its family's words.
+pub fn routing_text(t: &ToolDescriptor) -> String {
+    format!(
         "{} {} {}",
         t.name.replace('_', " "),
         t.description,
         family_words(t.family)
-    ))
+    )
 }
 
-/// Okapi BM25 over tool names, descriptions and family words.
-#[derive(Debug, Clone)]
+fn document(t: &ToolDescriptor) -> Vec<String> {
+    tokenize(&routing_text(t))
+}
+
+/// Okapi BM25 over tool names, descriptions and family words. The index
+/// of the last tool list scored is kept, so routing again over the same
+/// catalogue (a dynamic catalogue, every step) only scores the query.
+#[derive(Debug)]
 pub struct Bm25Router {
     /// Term-frequency saturation (default 1.2).
     pub k1: f64,
     /// Length normalisation (default 0.75).
     pub b: f64,
+    index: std::sync::Mutex<Option<(Vec<String>, Arc<Bm25Index>)>>,
+}
+
+impl Bm25Router {
+    /// A router with these BM25 parameters.
+    pub fn new(k1: f64, b: f64) -> Self {
+        Self {
+            k1,
+            b,
+            index: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn index_of(&self, tools: &[ToolDescriptor]) -> Arc<Bm25Index> {
+        let same = |names: &[String]| {
+            names.len() == tools.len() && names.iter().zip(tools).all(|(n, t)| *n == t.name)
+        };
+        if let Ok(cached) = self.index.lock() {
+            if let Some((names, index)) = cached.as_ref() {
+                if same(names) {
+                    return Arc::clone(index);
+                }
+            }
+        }
+        let docs: Vec<Vec<String>> = tools.iter().map(document).collect();
+        let index = Arc::new(Bm25Index::new(&docs, self.k1, self.b));
+        if let Ok(mut cached) = self.index.lock() {
+            *cached = Some((
+                tools.iter().map(|t| t.name.clone()).collect(),
+                Arc::clone(&index),
+            ));
+        }
+        index
+    }
+}
+
+impl Clone for Bm25Router {
+    fn clone(&self) -> Self {
+        Self::new(self.k1, self.b)
+    }
 }
 
 impl Default for Bm25Router {
     fn default() -> Self {
-        Self { k1: 1.2, b: 0.75 }
+        Self::new(1.2, 0.75)
     }
 }
 
@@ -248,44 +297,91 @@ impl ToolRouter for Bm25Router {
     }
 
     fn scores(&self, query: &str, tools: &[ToolDescriptor]) -> Vec<f64> {
-        let docs: Vec<Vec<String>> = tools.iter().map(document).collect();
-        bm25_scores(&tokenize(query), &docs, self.k1, self.b)
+        self.index_of(tools).scores(&tokenize(query))
     }
 }
 
-/// BM25 scores of tokenised documents for a tokenised query.
+/// A BM25 index of tokenised documents: postings of each term (document,
+/// term frequency), document lengths and the average length.
+#[derive(Debug, Clone)]
+pub struct Bm25Index {
+    k1: f64,
+    b: f64,
+    lengths: Vec<f64>,
+    average: f64,
+    postings: HashMap<String, Vec<(usize, f64)>>,
+}
+
+impl Bm25Index {
+    /// The index of `docs` with BM25 parameters `k1` and `b`.
+    pub fn new(docs: &[Vec<String>], k1: f64, b: f64) -> Self {
+        let mut postings: HashMap<String, Vec<(usize, f64)>> = HashMap::new();
+        for (i, doc) in docs.iter().enumerate() {
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            for term in doc {
+                *counts.entry(term.as_str()).or_insert(0) += 1;
+            }
+            for (term, tf) in counts {
+                postings
+                    .entry(term.to_string())
+                    .or_default()
+                    .push((i, tf as f64));
+            }
+        }
+        let lengths: Vec<f64> = docs.iter().map(|d| d.len() as f64).collect();
+        let average = if docs.is_empty() {
+            0.0
+        } else {
+            lengths.iter().sum::<f64>() / docs.len() as f64
+        };
+        Self {
+            k1,
+            b,
+            lengths,
+            average,
+            postings,
+        }
+    }
+
+    /// BM25 score of every document for a tokenised query. A term that
+    /// occurs m times in the query counts m times (as in summing over the
+    /// query's tokens); terms are visited in order of first occurrence.
+    pub fn scores(&self, query: &[String]) -> Vec<f64> {
+        let n = self.lengths.len() as f64;
+        let mut scores = vec![0.0; self.lengths.len()];
+        let mut multiplicity: Vec<(&str, f64)> = Vec::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for term in query {
+            match seen.get(term.as_str()) {
+                Some(&at) => multiplicity[at].1 += 1.0,
+                None => {
+                    seen.insert(term.as_str(), multiplicity.len());
+                    multiplicity.push((term.as_str(), 1.0));
+                }
+            }
+        }
+        for (term, times) in multiplicity {
+            let Some(list) = self.postings.get(term) else {
+                continue;
+            };
+            let n_q = list.len() as f64;
+            let idf = ((n - n_q + 0.5) / (n_q + 0.5) + 1.0).ln();
+            for &(doc, tf) in list {
+                let norm = 1.0 - self.b + self.b * self.lengths[doc] / self.average.max(1e-9);
+                scores[doc] += times * idf * tf * (self.k1 + 1.0) / (tf + self.k1 * norm);
+            }
+        }
+        scores
+    }
+}
+
+/// BM25 scores of tokenised documents for a tokenised query
+/// ([`Bm25Index`] built once and queried once).
 pub fn bm25_scores(query: &[String], docs: &[Vec<String>], k1: f64, b: f64) -> Vec<f64> {
-    let n = docs.len() as f64;
     if docs.is_empty() {
         return Vec::new();
     }
-    let avg = docs.iter().map(Vec::len).sum::<usize>() as f64 / n;
-    let mut df: HashMap<&str, usize> = HashMap::new();
-    for d in docs {
-        let mut seen: Vec<&str> = d.iter().map(String::as_str).collect();
-        seen.sort_unstable();
-        seen.dedup();
-        for t in seen {
-            *df.entry(t).or_insert(0) += 1;
-        }
-    }
-    docs.iter()
-        .map(|d| {
-            let len = d.len() as f64;
-            query
-                .iter()
-                .map(|q| {
-                    let tf = d.iter().filter(|t| *t == q).count() as f64;
-                    if tf == 0.0 {
-                        return 0.0;
-                    }
-                    let n_q = *df.get(q.as_str()).unwrap_or(&0) as f64;
-                    let idf = ((n - n_q + 0.5) / (n_q + 0.5) + 1.0).ln();
-                    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg.max(1e-9)))
-                })
-                .sum()
-        })
-        .collect()
+    Bm25Index::new(docs, k1, b).scores(query)
 }
 
 /// A domain workflow: cue words and the families of tools it exposes.
@@ -468,8 +564,11 @@ fn present_tool(i: usize, d: &ToolDescriptor, naming: Naming) -> PresentedTool {
     }
 }
 
-/// Registry order with the research tools first.
-fn ordered(registry: &Registry) -> Vec<ToolDescriptor> {
+/// The registry's tools in catalogue order: the research tools first (in
+/// [`RESEARCH_TOOL_NAMES`] order), then every other tool in registration
+/// order. Build it once and route with [`present_from`] when presenting
+/// the same registry many times (a dynamic catalogue, every step).
+pub fn ordered_descriptors(registry: &Registry) -> Vec<ToolDescriptor> {
     let defs = registry.definitions();
     let mut research: Vec<ToolDescriptor> = RESEARCH_TOOL_NAMES
         .iter()
@@ -482,6 +581,10 @@ fn ordered(registry: &Registry) -> Vec<ToolDescriptor> {
     research
 }
 
+fn ordered(registry: &Registry) -> Vec<ToolDescriptor> {
+    ordered_descriptors(registry)
+}
+
 /// Builds the catalogue a run sees for `task_text` under `plan`.
 pub fn present(
     registry: &Registry,
@@ -489,33 +592,42 @@ pub fn present(
     task_text: &str,
     router: &dyn ToolRouter,
 ) -> PresentedCatalogue {
-    let all = ordered(registry);
-    let (research, others): (Vec<_>, Vec<_>) = all
+    present_from(&ordered(registry), plan, task_text, router)
+}
+
+/// [`present`] over tools already in catalogue order
+/// ([`ordered_descriptors`]).
+pub fn present_from(
+    all: &[ToolDescriptor],
+    plan: &CataloguePlan,
+    task_text: &str,
+    router: &dyn ToolRouter,
+) -> PresentedCatalogue {
+    let split = all
         .iter()
-        .cloned()
-        .partition(|d| RESEARCH_TOOL_NAMES.contains(&d.name.as_str()));
-    let keep = |d: &ToolDescriptor| plan.keep_research_tools || d.family != ToolFamily::Research;
-    let chosen: Vec<ToolDescriptor> = match &plan.condition {
+        .take_while(|d| RESEARCH_TOOL_NAMES.contains(&d.name.as_str()))
+        .count();
+    let (research, others) = all.split_at(split);
+    let keep = |d: &&ToolDescriptor| plan.keep_research_tools || d.family != ToolFamily::Research;
+    let base: &[ToolDescriptor] = if plan.keep_research_tools {
+        research
+    } else {
+        &[]
+    };
+    let chosen: Vec<&ToolDescriptor> = match &plan.condition {
         CatalogueCondition::Full | CatalogueCondition::Hierarchical => {
-            all.iter().filter(|d| keep(d)).cloned().collect()
+            all.iter().filter(keep).collect()
         }
-        CatalogueCondition::Fixed { size } => {
-            let base: Vec<_> = all.iter().filter(|d| keep(d)).cloned().collect();
-            base.into_iter().take(*size).collect()
-        }
+        CatalogueCondition::Fixed { size } => all.iter().filter(keep).take(*size).collect(),
         CatalogueCondition::TopK { k } => {
-            let picked = router.top_k(task_text, &others, *k);
-            let mut v: Vec<_> = if plan.keep_research_tools {
-                research.clone()
-            } else {
-                Vec::new()
-            };
-            v.extend(
-                picked
-                    .iter()
-                    .filter_map(|n| others.iter().find(|d| &d.name == n).cloned()),
-            );
-            v
+            let picked = router.top_k(task_text, others, *k);
+            base.iter()
+                .chain(
+                    picked
+                        .iter()
+                        .filter_map(|n| others.iter().find(|d| &d.name == n)),
+                )
+                .collect()
         }
         CatalogueCondition::WorkflowProfile | CatalogueCondition::GeneralExpert => {
             let profiles = WorkflowProfileRouter::default();
@@ -526,21 +638,12 @@ pub fn present(
             if plan.condition == CatalogueCondition::GeneralExpert {
                 families.extend(GENERAL_FAMILIES);
             }
-            let mut v: Vec<_> = if plan.keep_research_tools {
-                research.clone()
-            } else {
-                Vec::new()
-            };
-            v.extend(
-                others
-                    .iter()
-                    .filter(|d| families.contains(&d.family))
-                    .cloned(),
-            );
-            v
+            base.iter()
+                .chain(others.iter().filter(|d| families.contains(&d.family)))
+                .collect()
         }
     };
-    present_selection(&all, &chosen, plan.naming)
+    present_selection(all, &chosen, plan.naming)
 }
 
 /// Presents `chosen` (a selection of `all`, the registry order) under
@@ -549,7 +652,7 @@ pub fn present(
 /// it (stable across the steps of a dynamic catalogue).
 fn present_selection(
     all: &[ToolDescriptor],
-    chosen: &[ToolDescriptor],
+    chosen: &[&ToolDescriptor],
     naming: Naming,
 ) -> PresentedCatalogue {
     PresentedCatalogue {
