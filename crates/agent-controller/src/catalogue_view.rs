@@ -11,7 +11,7 @@ use async_trait::async_trait;
 use earthverse_model_provider::ToolDefinition;
 use earthverse_tool_registry::catalogue::{
     hierarchical, ordered_descriptors, present_from, Bm25Router, CatalogueCondition, CataloguePlan,
-    HierarchicalCatalogue, PresentedCatalogue, PresentedTool, ToolRouter,
+    HierarchicalCatalogue, Naming, PresentedCatalogue, PresentedTool, ToolRouter,
 };
 use earthverse_tool_registry::ToolDescriptor;
 use earthverse_tool_registry::{Registry, ToolContext};
@@ -230,10 +230,14 @@ impl CatalogueSession for PresentedSession {
                 };
             }
         }
-        let found = self
-            .callable()
-            .find(|t| t.shown_name == shown)
-            .or_else(|| self.callable().find(|t| t.registry_name == shown));
+        // Under opaque names only the shown names exist for the model; the
+        // other namings also accept the real name of an offered tool.
+        let opaque = self.plan.naming == Naming::Opaque;
+        let found = self.callable().find(|t| t.shown_name == shown).or_else(|| {
+            (!opaque)
+                .then(|| self.callable().find(|t| t.registry_name == shown))
+                .flatten()
+        });
         match found {
             Some(t) => Resolution::Call(t.registry_name.clone()),
             None => Resolution::Refuse(format!(

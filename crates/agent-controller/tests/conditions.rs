@@ -182,6 +182,7 @@ async fn opaque_names_hide_the_names_and_still_call_the_right_tool() {
     let (record, requests) = run(
         &condition,
         vec![
+            tool_call("list_package_files", json!({"subdir": "."})),
             tool_call(&shown_list, json!({"subdir": "."})),
             final_answer(),
         ],
@@ -200,13 +201,16 @@ async fn opaque_names_hide_the_names_and_still_call_the_right_tool() {
         assert!(!real.contains(name), "`{name}` is a registry name");
         assert!(name.starts_with("tool_"), "`{name}` is not opaque");
     }
-    // The call ran the real tool and the record keeps its real name.
-    let call = &record.trajectory.tool_calls[0];
+    // The real name is not offered under opaque names.
+    let refused = &record.trajectory.tool_calls[0];
+    assert!(!refused.ok && refused.output.text.contains("not offered"));
+    // The shown name ran the real tool and the record keeps its real name.
+    let call = &record.trajectory.tool_calls[1];
     assert_eq!(call.tool, "list_package_files");
     assert!(call.ok);
     assert!(call.output.text.contains("file_count_returned"));
     // The model saw the shown name only.
-    let observation = &requests[1].messages.last().unwrap().content;
+    let observation = &requests[2].messages.last().unwrap().content;
     assert!(observation.contains(&shown_list));
     assert!(!observation.contains("list_package_files"), "{observation}");
 }

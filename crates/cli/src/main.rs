@@ -34,6 +34,8 @@ enum Command {
     Compare(commands::stats::CompareArgs),
     /// Write a self-contained HTML report.
     Report(commands::stats::ReportArgs),
+    /// Answer-free oracles of the tasks, leak-checked (App. A.3.1, Table 4).
+    Oracle(commands::oracle::Args),
     /// Run a controlled study from a manifest, and report it (App. A; Tables 3, 6).
     #[command(subcommand)]
     Study(commands::study::StudyCommand),
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => commands::stats::run_compare(args),
         Command::Report(args) => commands::stats::run_report(args),
         Command::Study(cmd) => commands::study::run(cmd),
+        Command::Oracle(args) => commands::oracle::run(args),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,7 @@ use earthverse_agent_controller::{
     ContextPreset, ControllerSettings, Price, Protocol, ReplayModel, Solver, TaskInput, ToolBox,
     ToolNames, TurnBudget,
 };
+use earthverse_interventions::OracleKind;
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig, Pricing,
     ReasoningEffort, ScriptedModel,
@@ -149,6 +150,12 @@ pub struct ConditionArgs {
     /// Sampling seed sent to the model (where the backend supports one).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Answer-free oracle added to each task message (App. A.3.1, Table 4a):
+    /// `relevant-files`, `evidence-map`, `tool-subset` or `plan` (see
+    /// `earthverse oracle`). The exact text goes into `condition.oracle`;
+    /// a task without one runs without it, the reason recorded.
+    #[arg(long, value_name = "KIND")]
+    pub oracle: Option<OracleKind>,
 }
 
 impl ConditionArgs {
@@ -190,6 +197,7 @@ impl ConditionArgs {
             task_time: condition.task_time.map(|t| t.as_secs()),
             temperature: condition.temperature,
             seed: condition.seed,
+            oracle: None,
         }
     }
 }
@@ -244,11 +252,19 @@ struct Factory {
     tools: Arc<dyn ToolBox>,
     settings: ControllerSettings,
     model_id: String,
+    /// `condition.oracle` of each task under `--oracle`.
+    oracles: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl AgentFactory for Factory {
     fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
         let mut settings = self.settings.clone();
+        if let Some(oracle) = self.oracles.get(&task.task_id) {
+            settings
+                .condition
+                .get_or_insert_with(Default::default)
+                .oracle = Some(oracle.clone());
+        }
         let model: Arc<dyn ChatModel> = match &self.kind {
             AgentKind::Baseline => Arc::new(BaselineModel::new()),
             AgentKind::Live(model) => model.clone(),
@@ -351,6 +367,27 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             scratch_dir: args.out.join("scratch"),
         });
     }
+    // Oracles (App. A.3.1): the leak-checked text joins the task message.
+    let mut oracles = std::collections::BTreeMap::new();
+    if let Some(kind) = args.condition.oracle {
+        let tools = super::oracle::tool_descriptors()?;
+        for input in &mut inputs {
+            let Some(task) = release.tasks().iter().find(|t| t.task_id == input.task_id) else {
+                continue;
+            };
+            let record = match earthverse_interventions::oracle(task, kind, &tools) {
+                Ok(o) => {
+                    input.question = format!("{}\n\n{}", input.question, o.text);
+                    serde_json::json!({"kind": kind.as_str(), "text": o.text})
+                }
+                Err(e) => {
+                    eprintln!("note: {e}; the task runs without an oracle");
+                    serde_json::json!({"kind": kind.as_str(), "text": null, "reason": e.to_string()})
+                }
+            };
+            oracles.insert(input.task_id.clone(), record);
+        }
+    }
     if inputs.is_empty() {
         bail!(
             "no task of {} matches the filter and agent",
@@ -402,6 +439,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         tools,
         settings,
         model_id,
+        oracles,
     });
     let mut batch = BatchSettings::new(&args.out, &system);
     batch.concurrency = args.concurrency.max(1);

@@ -183,7 +183,8 @@ pub struct ResolvedStudy {
     pub conditions: Vec<StudyCondition>,
 }
 
-const CONDITION_KEYS: [&str; 9] = [
+const CONDITION_KEYS: [&str; 10] = [
+    "oracle",
     "answer_mode",
     "reasoning_effort",
     "catalogue",
@@ -252,6 +253,7 @@ fn check_manifest(manifest: &StudyManifest) -> anyhow::Result<()> {
             bail!("condition name `{}` appears twice", c.name);
         }
         Condition::from_record(&c.condition).with_context(|| format!("condition `{}`", c.name))?;
+        oracle_of(&c.condition).with_context(|| format!("condition `{}`", c.name))?;
     }
     if !seen.contains(manifest.reference.as_str()) {
         bail!(
@@ -361,7 +363,10 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
             out: args.out.join("runs"),
             system: Some(c.name.clone()),
             protocol: args.protocol.clone(),
-            condition: ConditionArgs::from_condition(&condition),
+            condition: ConditionArgs {
+                oracle: oracle_of(&c.condition)?,
+                ..ConditionArgs::from_condition(&condition)
+            },
             prices: args.prices.clone(),
             quiet: args.quiet,
             domain_ops: false,
@@ -375,6 +380,17 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(worst)
+}
+
+/// The oracle kind a manifest condition names (`oracle = "plan"`).
+fn oracle_of(
+    condition: &RunCondition,
+) -> anyhow::Result<Option<earthverse_interventions::OracleKind>> {
+    match &condition.oracle {
+        None => Ok(None),
+        Some(Value::String(kind)) => Ok(Some(kind.parse().map_err(anyhow::Error::msg)?)),
+        Some(other) => bail!("oracle must be an oracle kind, not {other}"),
+    }
 }
 
 fn read_study(dir: &Path) -> anyhow::Result<ResolvedStudy> {

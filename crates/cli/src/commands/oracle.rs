@@ -1,0 +1,96 @@
+//! `earthverse oracle`: the answer-free oracles of App. A.3.1 for the tasks
+//! of a release, each checked by the leak guard before it is printed.
+
+use anyhow::{bail, Context};
+use earthverse_interventions::{oracle, Oracle, OracleError, OracleKind};
+use earthverse_package_model::Release;
+use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolDescriptor};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `earthverse oracle`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Release root.
+    pub release: PathBuf,
+    /// `relevant-files`, `evidence-map`, `tool-subset` or `plan`.
+    #[arg(long)]
+    pub kind: OracleKind,
+    /// Only this task.
+    #[arg(long)]
+    pub task: Option<String>,
+    /// Print JSON lines (`{kind, task_id, text, files, withheld}`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The registry's tool descriptors (research tools and domain operations),
+/// for the tool-subset oracle.
+pub fn tool_descriptors() -> anyhow::Result<Vec<ToolDescriptor>> {
+    let mut registry = Registry::with_research_tools(ResearchToolsConfig::default());
+    for op in earthverse_domain_ops::all_operations() {
+        registry
+            .register(op)
+            .context("registering the domain operations")?;
+    }
+    Ok(registry.definitions())
+}
+
+/// The `kind` oracle of every task of `release` (or of `only`), with the
+/// tasks that have none and why.
+pub fn oracles(
+    release: &Release,
+    kind: OracleKind,
+    only: Option<&str>,
+) -> anyhow::Result<(Vec<Oracle>, Vec<OracleError>)> {
+    let tools = tool_descriptors()?;
+    let mut made = Vec::new();
+    let mut refused = Vec::new();
+    for task in release.tasks() {
+        if only.is_some_and(|id| id != task.task_id) {
+            continue;
+        }
+        match oracle(task, kind, &tools) {
+            Ok(o) => made.push(o),
+            Err(e) => refused.push(e),
+        }
+    }
+    Ok((made, refused))
+}
+
+/// Runs the command.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let release = Release::load(&args.release)
+        .with_context(|| format!("loading the release at {}", args.release.display()))?;
+    if let Some(id) = &args.task {
+        if !release.tasks().iter().any(|t| &t.task_id == id) {
+            bail!("--task {id}: no such task in {}", args.release.display());
+        }
+    }
+    let (made, refused) = oracles(&release, args.kind, args.task.as_deref())?;
+    for o in &made {
+        if args.json {
+            println!("{}", serde_json::to_string(o)?);
+        } else {
+            println!("## {} ({})\n{}\n", o.task_id, o.kind, o.text);
+            for w in &o.withheld {
+                eprintln!("oracle: {}: withheld: {w}", o.task_id);
+            }
+        }
+    }
+    for e in &refused {
+        eprintln!("oracle: no oracle emitted: {e}");
+    }
+    eprintln!(
+        "oracle {}: {} emitted, {} refused, {} item(s) withheld",
+        args.kind,
+        made.len(),
+        refused.len(),
+        made.iter().map(|o| o.withheld.len()).sum::<usize>()
+    );
+    Ok(if made.is_empty() && !refused.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,31 @@
+//! Controlled interventions of the EarthVerse studies (paper App. A.3,
+//! Table 4): the four answer-free **oracles** of App. A.3.1 and the
+//! **leak guard** that proves none of them reveals a target value.
+//!
+//! Each oracle removes one information bottleneck and is derived only from
+//! the task's hidden data (the expert solution, `compute_gt.py`, the
+//! ground truth's `key_values`, the package inventory), never stating a
+//! target:
+//!
+//! - [`OracleKind::RelevantFiles`]: the package-relative files the
+//!   reference analysis uses (the inventory paths the solution or the
+//!   program names);
+//! - [`OracleKind::EvidenceMap`]: those files with their source roles, and
+//!   the intermediate quantities to derive (names and units, not values);
+//! - [`OracleKind::ToolSubset`]: the useful tool classes, and the domain
+//!   operations a router picks for the reference analysis;
+//! - [`OracleKind::Plan`]: a short answer-free plan.
+//!
+//! [`guard`] checks an oracle text against the task's ground truth: no
+//! number of `primary_gt` or `key_values` in any formatting within its
+//! tolerance, and no label or long-text answer, may appear in it unless the
+//! public question already states it. [`oracle`] drops any item that would
+//! leak (an inventory path that is itself an answer value, say) and names
+//! what it dropped; the text it returns has passed the guard.
+#![deny(missing_docs)]
+
+mod guard;
+mod oracle;
+
+pub use guard::{ground_truth_values, guard, Leak};
+pub use oracle::{oracle, Oracle, OracleError, OracleKind};

@@ -1,0 +1,420 @@
+//! The four answer-free oracles of App. A.3.1.
+
+use crate::guard::{guard, Leak};
+use earthverse_evidence_ledger::reference_files;
+use earthverse_package_model::{FileRecord, Task};
+use earthverse_tool_registry::catalogue::{Bm25Router, ToolRouter};
+use earthverse_tool_registry::{ToolDescriptor, ToolFamily, RESEARCH_TOOL_NAMES};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// Which oracle (App. A.3.1; Table 4a).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OracleKind {
+    /// The files the reference analysis uses.
+    RelevantFiles,
+    /// Those files with source roles, and the quantities to derive.
+    EvidenceMap,
+    /// The useful tool classes and operations.
+    ToolSubset,
+    /// A short answer-free plan.
+    Plan,
+}
+
+impl OracleKind {
+    /// The four kinds.
+    pub const ALL: [OracleKind; 4] = [
+        OracleKind::RelevantFiles,
+        OracleKind::EvidenceMap,
+        OracleKind::ToolSubset,
+        OracleKind::Plan,
+    ];
+
+    /// The command-line and record spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OracleKind::RelevantFiles => "relevant-files",
+            OracleKind::EvidenceMap => "evidence-map",
+            OracleKind::ToolSubset => "tool-subset",
+            OracleKind::Plan => "plan",
+        }
+    }
+}
+
+impl std::fmt::Display for OracleKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for OracleKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| {
+                format!("oracle kind must be relevant-files, evidence-map, tool-subset or plan, not `{s}`")
+            })
+    }
+}
+
+/// An oracle for one task: the exact text injected into its task message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Oracle {
+    /// Which oracle.
+    pub kind: OracleKind,
+    /// The task.
+    pub task_id: String,
+    /// The text, guard-checked.
+    pub text: String,
+    /// The reference analysis' files named in it (package-relative; none
+    /// for the tool-subset oracle, whose text names no file).
+    pub files: Vec<String>,
+    /// Items left out because they would reveal a ground-truth value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withheld: Vec<String>,
+}
+
+/// Why no oracle can be given.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OracleError {
+    /// The solution and `compute_gt.py` name no file of the inventory.
+    #[error("task {task_id}: the reference analysis names no package file, so there is no {kind} oracle")]
+    NoReference {
+        /// The task.
+        task_id: String,
+        /// The oracle asked for.
+        kind: OracleKind,
+    },
+    /// Every file the reference analysis uses is itself an answer value
+    /// (the task asks which file to use), so naming any would answer it.
+    #[error("task {task_id}: every file the reference analysis uses ({count}) is itself a ground-truth answer, so the {kind} oracle would reveal it")]
+    AllFilesWithheld {
+        /// The task.
+        task_id: String,
+        /// The oracle asked for.
+        kind: OracleKind,
+        /// Files withheld.
+        count: usize,
+    },
+    /// The text would reveal a ground-truth value.
+    #[error("task {task_id}: the {kind} oracle would reveal {} ground-truth value(s): {}", leaks.len(), describe(leaks))]
+    Leak {
+        /// The task.
+        task_id: String,
+        /// The oracle.
+        kind: OracleKind,
+        /// What it would reveal.
+        leaks: Vec<Leak>,
+    },
+}
+
+fn describe(leaks: &[Leak]) -> String {
+    leaks
+        .iter()
+        .map(|l| format!("{} = {} (as `{}`)", l.field, l.value, l.found))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Unit words of common quantity-name suffixes (`peak_temp_c` → °C).
+const UNIT_SUFFIXES: [(&str, &str); 23] = [
+    ("_c", "°C"),
+    ("_c_days", "°C·days"),
+    ("_degc", "°C"),
+    ("_k", "K"),
+    ("_f", "°F"),
+    ("_pct", "%"),
+    ("_percent", "%"),
+    ("_mm", "mm"),
+    ("_cm", "cm"),
+    ("_m", "m"),
+    ("_km", "km"),
+    ("_km2", "km²"),
+    ("_ha", "ha"),
+    ("_kmh", "km/h"),
+    ("_ms", "m/s"),
+    ("_kt", "kt"),
+    ("_hpa", "hPa"),
+    ("_days", "days"),
+    ("_hours", "hours"),
+    ("_h", "hours"),
+    ("_usd", "USD"),
+    ("_m3s", "m³/s"),
+    ("_ratio", "ratio"),
+];
+
+fn unit_of(name: &str) -> Option<&'static str> {
+    let lower = name.to_lowercase();
+    UNIT_SUFFIXES
+        .iter()
+        .filter(|(suffix, _)| lower.ends_with(suffix))
+        .max_by_key(|(suffix, _)| suffix.len())
+        .map(|(_, unit)| *unit)
+}
+
+/// Names of the intermediate quantities: the keys of every `key_values`
+/// object of the ground truth (top level or inside `primary_gt`).
+fn quantities(task: &Task) -> Vec<String> {
+    fn walk(value: &Value, inside: bool, out: &mut Vec<String>) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    if inside && !out.contains(k) {
+                        out.push(k.clone());
+                    }
+                    walk(v, k == "key_values", out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, false, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(kv) = &task.ground_truth.key_values {
+        walk(kv, true, &mut out);
+    }
+    walk(&task.ground_truth.primary_gt, false, &mut out);
+    out
+}
+
+fn role(record: Option<&FileRecord>) -> String {
+    let Some(r) = record else {
+        return "package file".into();
+    };
+    let parts: Vec<&str> = [
+        r.category.as_deref(),
+        r.layer_name.as_deref(),
+        r.source_name.as_deref().map(|s| s.trim()),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|s| !s.is_empty())
+    .collect();
+    if parts.is_empty() {
+        "package file".into()
+    } else {
+        parts.join(" / ")
+    }
+}
+
+fn families_of(path: &str, record: Option<&FileRecord>) -> Vec<ToolFamily> {
+    let lower = path.to_lowercase();
+    let category = record
+        .and_then(|r| r.category.as_deref())
+        .unwrap_or("")
+        .to_lowercase();
+    let mut out = Vec::new();
+    let ext = lower.rsplit('.').next().unwrap_or("");
+    match ext {
+        "md" | "txt" | "html" | "htm" | "pdf" | "xml" | "bin" => out.push(ToolFamily::ReportsText),
+        "geojson" | "shp" | "gpkg" | "kml" => out.push(ToolFamily::VectorExposure),
+        "tif" | "tiff" | "png" | "jpg" | "jpeg" => out.push(ToolFamily::RasterEo),
+        "nc" => out.extend([ToolFamily::MeteorologyClimate, ToolFamily::RasterEo]),
+        "csv" | "json" => out.push(ToolFamily::TimeSeries),
+        _ => {}
+    }
+    if category.contains("physical") || category.contains("meteo") || category.contains("climate") {
+        out.push(ToolFamily::MeteorologyClimate);
+    }
+    if category.contains("remote") {
+        out.push(ToolFamily::RasterEo);
+    }
+    if category.contains("exposure") || category.contains("impact") {
+        out.push(ToolFamily::VectorExposure);
+    }
+    out
+}
+
+fn family_name(family: ToolFamily) -> String {
+    serde_json::to_value(family)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Keeps the lines that reveal nothing; the others go to `withheld`.
+fn keep_safe(task: &Task, lines: Vec<String>, withheld: &mut Vec<String>) -> Vec<String> {
+    lines
+        .into_iter()
+        .filter(|line| {
+            let leaks = guard(line, task);
+            if leaks.is_empty() {
+                true
+            } else {
+                withheld.push(format!("{} ({})", line.trim(), describe(&leaks)));
+                false
+            }
+        })
+        .collect()
+}
+
+/// The `kind` oracle of `task`. `tools` are the descriptors of the
+/// registry the run offers (for the tool-subset oracle's operations).
+///
+/// # Errors
+/// [`OracleError::NoReference`] when the reference analysis names no
+/// package file; [`OracleError::Leak`] if the assembled text would still
+/// reveal a value (a safety net: items that leak are withheld first).
+pub fn oracle(
+    task: &Task,
+    kind: OracleKind,
+    tools: &[ToolDescriptor],
+) -> Result<Oracle, OracleError> {
+    let inventory: Vec<&str> = task
+        .event_files
+        .iter()
+        .map(|f| f.relative_path.as_str())
+        .collect();
+    let texts: Vec<&str> = [task.solution.as_deref(), task.compute_gt_py.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect();
+    let mut withheld = Vec::new();
+    let references = reference_files(&texts, &inventory);
+    if kind == OracleKind::ToolSubset {
+        // The tool classes derive from every reference file; no path is shown.
+    } else if references.is_empty() {
+        return Err(OracleError::NoReference {
+            task_id: task.task_id.clone(),
+            kind,
+        });
+    }
+    let files = if kind == OracleKind::ToolSubset {
+        Vec::new()
+    } else {
+        keep_safe(task, references.clone(), &mut withheld)
+    };
+    if files.is_empty() && kind != OracleKind::ToolSubset {
+        return Err(OracleError::AllFilesWithheld {
+            task_id: task.task_id.clone(),
+            kind,
+            count: references.len(),
+        });
+    }
+    let record = |path: &str| task.event_files.iter().find(|f| f.relative_path == path);
+    let bullet = |items: &[String]| {
+        items
+            .iter()
+            .map(|i| format!("- {i}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let quantity_lines = || {
+        quantities(task)
+            .into_iter()
+            .map(|q| match unit_of(&q) {
+                Some(unit) => format!("{q} (unit: {unit})"),
+                None => q,
+            })
+            .collect::<Vec<_>>()
+    };
+    let text = match kind {
+        OracleKind::RelevantFiles => format!(
+            "Relevant-file oracle: the reference analysis of this task uses these package files \
+             (package-relative paths). It does not say what they contain or what the answer is.\n{}",
+            bullet(&files)
+        ),
+        OracleKind::EvidenceMap => {
+            let file_lines: Vec<String> = files
+                .iter()
+                .map(|f| format!("{f} — source role: {}", role(record(f))))
+                .collect();
+            let file_lines = keep_safe(task, file_lines, &mut withheld);
+            let quantity_lines = keep_safe(task, quantity_lines(), &mut withheld);
+            let mut text = format!(
+                "Evidence-map oracle: the files the reference analysis uses, with their source \
+                 roles, and the intermediate quantities it derives (names and units only; no \
+                 values, no conclusion).\nFiles:\n{}",
+                bullet(&file_lines)
+            );
+            if !quantity_lines.is_empty() {
+                text.push_str(&format!(
+                    "\nIntermediate quantities to derive:\n{}",
+                    bullet(&quantity_lines)
+                ));
+            }
+            text
+        }
+        OracleKind::ToolSubset => {
+            let mut families: Vec<ToolFamily> = vec![ToolFamily::Research];
+            for f in &references {
+                for family in families_of(f, record(f)) {
+                    if !families.contains(&family) {
+                        families.push(family);
+                    }
+                }
+            }
+            let others: Vec<ToolDescriptor> = tools
+                .iter()
+                .filter(|d| !RESEARCH_TOOL_NAMES.contains(&d.name.as_str()))
+                .cloned()
+                .collect();
+            let reference_text = texts.join("\n");
+            let operations: Vec<String> = if others.is_empty() || reference_text.is_empty() {
+                Vec::new()
+            } else {
+                Bm25Router::default().top_k(&reference_text, &others, 5)
+            };
+            let operations = keep_safe(task, operations, &mut withheld);
+            let names: BTreeSet<String> = families.iter().map(|f| family_name(*f)).collect();
+            let mut text = format!(
+                "Tool-subset oracle: tool classes useful for this task: {}.",
+                names.into_iter().collect::<Vec<_>>().join(", ")
+            );
+            if !operations.is_empty() {
+                text.push_str(&format!(
+                    "\nDomain operations that fit the reference analysis:\n{}",
+                    bullet(&operations)
+                ));
+            }
+            text
+        }
+        OracleKind::Plan => {
+            let quantity_names = keep_safe(task, quantities(task), &mut withheld);
+            let mut steps = vec![format!(
+                "Open the files the reference analysis uses: {}.",
+                files.join(", ")
+            )];
+            if !quantity_names.is_empty() {
+                steps.push(format!(
+                    "Derive the intermediate quantities: {}.",
+                    quantity_names.join(", ")
+                ));
+            }
+            steps.push(
+                "Check each value's unit, time window and spatial support against the question, \
+                 and reconcile sources that disagree before using them."
+                    .into(),
+            );
+            steps.push(
+                "Fill every field of the requested answer structure, citing the file each value \
+                 comes from."
+                    .into(),
+            );
+            let steps = keep_safe(task, steps, &mut withheld);
+            format!(
+                "Planning oracle: a short plan that states no answer.\n{}",
+                bullet(&steps)
+            )
+        }
+    };
+    let leaks = guard(&text, task);
+    if !leaks.is_empty() {
+        return Err(OracleError::Leak {
+            task_id: task.task_id.clone(),
+            kind,
+            leaks,
+        });
+    }
+    Ok(Oracle {
+        kind,
+        task_id: task.task_id.clone(),
+        text,
+        files,
+        withheld,
+    })
+}
