@@ -31,6 +31,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// The review note when the research time runs out during a review.
+const TIME_RAN_OUT: &str = "research time ran out";
+
 /// The name of the synthetic tool that submits the answer in native mode.
 pub const FINAL_ANSWER_TOOL: &str = "final_answer";
 
@@ -104,16 +107,31 @@ impl std::fmt::Debug for Controller {
     }
 }
 
+/// The two kinds of turn of the [`RunState::Step`] state.
 enum Phase {
+    /// Research: tool calls until the model submits an answer.
     Research,
+    /// The optional final evidence review of a draft answer (App. E).
     Review { draft: FinalAnswer, turns_left: u32 },
 }
 
-enum Stop {
+/// The states of one run. The loop of [`Controller::run_task`] stays in
+/// `Step` until a turn ends the run; [`Controller::finalise`] then turns
+/// the [`End`] into the record's answer, termination reason and error.
+enum RunState {
+    /// One turn: a model call and the actions of its reply.
+    Step(Phase),
+    /// The run is over for the reason given; what is left is to finalise it.
+    Finalise(End),
+}
+
+/// Why the `Step` state was left.
+enum End {
     /// The model submitted an answer.
-    Final(FinalAnswer),
-    /// Budgets ran out: `round_limit` or `research_time_limit`.
-    Budget(&'static str),
+    Answered(FinalAnswer),
+    /// A budget ran out (`round_limit` or `research_time_limit`): one forced
+    /// finalisation call, else the fallback answer.
+    BudgetExhausted(&'static str),
     /// The run failed.
     Failed {
         reason: &'static str,
@@ -121,14 +139,34 @@ enum Stop {
     },
 }
 
+impl From<End> for RunState {
+    fn from(end: End) -> Self {
+        RunState::Finalise(end)
+    }
+}
+
+/// How a run ends: what [`Controller::finalise`] hands the record builder.
+struct Ending {
+    answer: FinalAnswer,
+    termination: TerminationReason,
+    error: Option<String>,
+}
+
 enum CallError {
     Deadline,
     Provider(String),
 }
 
+/// Everything one run accumulates between the states.
 struct Run {
     ctx: ToolContext,
     release_prefix: String,
+    /// Research deadline (tool calls and research turns end here).
+    research_deadline: Instant,
+    /// Whole-task deadline (the forced finalisation call ends here at the latest).
+    task_deadline: Instant,
+    /// Model turns taken (research and review).
+    turns: u32,
     history: Vec<Entry>,
     /// Tool calls, model rounds and usage: the diagnostics derive from it.
     builder: RunRecordBuilder,
@@ -142,6 +180,26 @@ struct Run {
     catalogue: Option<Box<dyn CatalogueSession>>,
     /// A catalogue change to tell the model after this turn's observations.
     catalogue_update: Option<String>,
+}
+
+impl Run {
+    /// The run's record, ending with `ending`.
+    fn into_record(self, ending: Ending) -> RunRecord {
+        let Run {
+            history,
+            builder,
+            model_calls,
+            snippets,
+            notes,
+            ..
+        } = self;
+        let mut record = builder.finish(ending.answer, ending.termination, ending.error);
+        record.conversation = history;
+        record.model_calls = model_calls;
+        record.notes = notes;
+        record.snippets = snippets;
+        record
+    }
 }
 
 impl Controller {
@@ -196,12 +254,24 @@ impl Controller {
         self.run_task_in_span(task).instrument(span).await
     }
 
+    /// The state machine: `Step` until a turn ends the run, then `finalise`.
     async fn run_task_in_span(&self, task: &TaskInput) -> RunRecord {
+        let mut run = self.start_run(task);
+        let mut state = RunState::Step(Phase::Research);
+        let end = loop {
+            match state {
+                RunState::Step(phase) => state = self.step(&mut run, phase).await,
+                RunState::Finalise(end) => break end,
+            }
+        };
+        let ending = self.finalise(&mut run, end).await;
+        run.into_record(ending)
+    }
+
+    /// A fresh run of `task`: system and task messages, deadlines from now.
+    fn start_run(&self, task: &TaskInput) -> Run {
         let start = Instant::now();
         let budgets = &self.settings.budgets;
-        let research_deadline = start + budgets.research_time();
-        let task_deadline = start + budgets.task_time;
-
         let question_path = task
             .question_path
             .as_ref()
@@ -218,9 +288,12 @@ impl Controller {
                 .as_ref()
                 .map_or_else(|| self.tools.catalogue(), |c| c.catalogue()),
         );
-        let mut run = Run {
+        Run {
             ctx: task.tool_context(),
             release_prefix: task.release_prefix(),
+            research_deadline: start + budgets.research_time(),
+            task_deadline: start + budgets.task_time,
+            turns: 0,
             history: vec![
                 Entry {
                     message: Message::system(prompts::system_message()),
@@ -252,219 +325,220 @@ impl Controller {
             specialist_counted: 0,
             catalogue,
             catalogue_update: None,
+        }
+    }
+
+    /// The state after a budget ran out in `phase`: a review ends with its
+    /// draft, research with a forced finalisation.
+    fn out_of_budget(
+        &self,
+        run: &mut Run,
+        phase: Phase,
+        reason: &'static str,
+        review_note: &str,
+    ) -> RunState {
+        match phase {
+            Phase::Review { .. } => self.end_review(run, phase, review_note),
+            Phase::Research => End::BudgetExhausted(reason).into(),
+        }
+    }
+
+    /// The `Step` state: budget checks, one model call, its actions; the
+    /// next state.
+    async fn step(&self, run: &mut Run, mut phase: Phase) -> RunState {
+        let budgets = &self.settings.budgets;
+        if let Phase::Review { turns_left: 0, .. } = phase {
+            return self.end_review(run, phase, "review turns exhausted");
+        }
+        if run.turns >= budgets.max_turns {
+            return self.out_of_budget(run, phase, "round_limit", "turn limit reached");
+        }
+        if Instant::now() >= run.research_deadline {
+            return self.out_of_budget(run, phase, "research_time_limit", TIME_RAN_OUT);
+        }
+        let phase_name = match phase {
+            Phase::Research => "research",
+            Phase::Review { .. } => "review",
         };
+        let tools = match self.settings.protocol {
+            Protocol::JsonInMessage => Vec::new(),
+            Protocol::NativeTools => self.native_definitions(Some(run)),
+        };
+        let research_deadline = run.research_deadline;
+        let response = match self
+            .call_model(run, phase_name, tools, research_deadline, None)
+            .await
+        {
+            Ok(r) => r,
+            Err(CallError::Deadline) => {
+                return self.out_of_budget(run, phase, "research_time_limit", TIME_RAN_OUT)
+            }
+            Err(CallError::Provider(message)) => {
+                return End::Failed {
+                    reason: "model_error",
+                    message,
+                }
+                .into()
+            }
+        };
+        run.turns += 1;
+        let turns = run.turns;
+        if let Phase::Review { turns_left, .. } = &mut phase {
+            *turns_left -= 1;
+            run.notes.review_turns += 1;
+        }
+        run.history.push(Entry {
+            message: Message {
+                role: Role::Assistant,
+                content: response.text.clone(),
+                tool_calls: response.tool_calls.clone(),
+                tool_call_id: None,
+            },
+            kind: EntryKind::Assistant,
+        });
 
-        let mut phase = Phase::Research;
-        let mut turns: u32 = 0;
-        let stop = loop {
-            if let Phase::Review { turns_left: 0, .. } = phase {
-                break self.end_review(&mut run, phase, "review turns exhausted");
-            }
-            if turns >= budgets.max_turns {
-                break match phase {
-                    Phase::Review { .. } => self.end_review(&mut run, phase, "turn limit reached"),
-                    Phase::Research => Stop::Budget("round_limit"),
-                };
-            }
-            if Instant::now() >= research_deadline {
-                break match phase {
-                    Phase::Review { .. } => {
-                        self.end_review(&mut run, phase, "research time ran out")
-                    }
-                    Phase::Research => Stop::Budget("research_time_limit"),
-                };
-            }
-            let phase_name = match phase {
-                Phase::Research => "research",
-                Phase::Review { .. } => "review",
-            };
-            let tools = match self.settings.protocol {
-                Protocol::JsonInMessage => Vec::new(),
-                Protocol::NativeTools => self.native_definitions(Some(&run)),
-            };
-            let response = match self
-                .call_model(&mut run, phase_name, tools, research_deadline, None)
-                .await
-            {
-                Ok(r) => r,
-                Err(CallError::Deadline) => {
-                    break match phase {
-                        Phase::Review { .. } => {
-                            self.end_review(&mut run, phase, "research time ran out")
-                        }
-                        Phase::Research => Stop::Budget("research_time_limit"),
-                    };
+        let actions = match self.interpret(&response) {
+            Ok(actions) => actions,
+            Err(problem) => {
+                // Native calls must each be answered before anything else.
+                for call in &response.tool_calls {
+                    push_tool_reply(run, call, "Not executed: the reply was malformed.");
                 }
-                Err(CallError::Provider(message)) => {
-                    break Stop::Failed {
-                        reason: "model_error",
-                        message,
-                    }
+                if run.notes.repairs_used < budgets.max_repairs {
+                    run.notes.repairs_used += 1;
+                    let left = budgets.max_repairs - run.notes.repairs_used;
+                    run.notes
+                        .events
+                        .push(format!("turn {turns}: format repair ({problem})"));
+                    push_harness(run, prompts::repair_prompt(&problem, left));
+                    return RunState::Step(phase);
                 }
-            };
-            turns += 1;
-            if let Phase::Review { turns_left, .. } = &mut phase {
-                *turns_left -= 1;
-                run.notes.review_turns += 1;
-            }
-            run.history.push(Entry {
-                message: Message {
-                    role: Role::Assistant,
-                    content: response.text.clone(),
-                    tool_calls: response.tool_calls.clone(),
-                    tool_call_id: None,
-                },
-                kind: EntryKind::Assistant,
-            });
-
-            let actions = match self.interpret(&response) {
-                Ok(actions) => actions,
-                Err(problem) => {
-                    // Native calls must each be answered before anything else.
-                    for call in &response.tool_calls {
-                        push_tool_reply(&mut run, call, "Not executed: the reply was malformed.");
-                    }
-                    if run.notes.repairs_used < budgets.max_repairs {
-                        run.notes.repairs_used += 1;
-                        let left = budgets.max_repairs - run.notes.repairs_used;
-                        run.notes
-                            .events
-                            .push(format!("turn {turns}: format repair ({problem})"));
-                        push_harness(&mut run, prompts::repair_prompt(&problem, left));
-                        continue;
-                    }
-                    break Stop::Failed {
-                        reason: "format_error",
-                        message: format!(
-                            "no valid action after {} format repair(s): {problem}",
-                            budgets.max_repairs
-                        ),
-                    };
+                return End::Failed {
+                    reason: "format_error",
+                    message: format!(
+                        "no valid action after {} format repair(s): {problem}",
+                        budgets.max_repairs
+                    ),
                 }
-            };
-
-            let mut submitted: Option<(FinalAnswer, Option<ToolCall>)> = None;
-            for (action, native_call) in actions {
-                match action {
-                    Action::ToolCall(call) => {
-                        self.execute(&mut run, call, native_call.as_ref(), research_deadline)
-                            .await;
-                    }
-                    Action::Final(answer) => {
-                        if submitted.is_none() {
-                            submitted = Some((answer, native_call));
-                        } else if let Some(extra) = native_call {
-                            push_tool_reply(
-                                &mut run,
-                                &extra,
-                                "Ignored: one final answer per turn.",
-                            );
-                        }
-                    }
-                }
-            }
-            if let Some(update) = run.catalogue_update.take() {
-                push_harness(&mut run, update);
-            }
-            let Some((answer, native_call)) = submitted else {
-                continue;
-            };
-            match phase {
-                Phase::Research => {
-                    if let Some(refusal) = self.policy_refusal(&run) {
-                        run.notes.refused_finals += 1;
-                        run.notes.events.push(format!(
-                            "turn {turns}: final answer refused by the required-tool policy"
-                        ));
-                        match native_call {
-                            Some(call) => push_tool_reply(&mut run, &call, &refusal),
-                            None => push_harness(&mut run, refusal),
-                        }
-                        continue;
-                    }
-                    if self.settings.review.enabled {
-                        let max = self.settings.review.max_review_turns;
-                        run.notes
-                            .events
-                            .push(format!("turn {turns}: draft answer; review phase begins"));
-                        let prompt = prompts::review_prompt(max);
-                        match native_call {
-                            Some(call) => push_tool_reply(&mut run, &call, &prompt),
-                            None => push_harness(&mut run, prompt),
-                        }
-                        phase = Phase::Review {
-                            draft: answer,
-                            turns_left: max,
-                        };
-                        continue;
-                    }
-                    if let Some(call) = native_call {
-                        push_tool_reply(&mut run, &call, "Final answer received.");
-                    }
-                    break Stop::Final(answer);
-                }
-                Phase::Review { draft, .. } => {
-                    run.notes.review_revised = Some(answer.final_answer != draft.final_answer);
-                    if let Some(call) = native_call {
-                        push_tool_reply(&mut run, &call, "Final answer received.");
-                    }
-                    break Stop::Final(answer);
-                }
+                .into();
             }
         };
 
-        let (answer, termination, error) = match stop {
-            Stop::Final(answer) => (answer, TerminationReason::ModelFinal, None),
-            Stop::Budget(reason) => {
+        let mut submitted: Option<(FinalAnswer, Option<ToolCall>)> = None;
+        for (action, native_call) in actions {
+            match action {
+                Action::ToolCall(call) => {
+                    self.execute(run, call, native_call.as_ref(), research_deadline)
+                        .await;
+                }
+                Action::Final(answer) => {
+                    if submitted.is_none() {
+                        submitted = Some((answer, native_call));
+                    } else if let Some(extra) = native_call {
+                        push_tool_reply(run, &extra, "Ignored: one final answer per turn.");
+                    }
+                }
+            }
+        }
+        if let Some(update) = run.catalogue_update.take() {
+            push_harness(run, update);
+        }
+        let Some((answer, native_call)) = submitted else {
+            return RunState::Step(phase);
+        };
+        match phase {
+            Phase::Research => {
+                if let Some(refusal) = self.policy_refusal(run) {
+                    run.notes.refused_finals += 1;
+                    run.notes.events.push(format!(
+                        "turn {turns}: final answer refused by the required-tool policy"
+                    ));
+                    match native_call {
+                        Some(call) => push_tool_reply(run, &call, &refusal),
+                        None => push_harness(run, refusal),
+                    }
+                    return RunState::Step(Phase::Research);
+                }
+                if self.settings.review.enabled {
+                    let max = self.settings.review.max_review_turns;
+                    run.notes
+                        .events
+                        .push(format!("turn {turns}: draft answer; review phase begins"));
+                    let prompt = prompts::review_prompt(max);
+                    match native_call {
+                        Some(call) => push_tool_reply(run, &call, &prompt),
+                        None => push_harness(run, prompt),
+                    }
+                    return RunState::Step(Phase::Review {
+                        draft: answer,
+                        turns_left: max,
+                    });
+                }
+                if let Some(call) = native_call {
+                    push_tool_reply(run, &call, "Final answer received.");
+                }
+                End::Answered(answer).into()
+            }
+            Phase::Review { draft, .. } => {
+                run.notes.review_revised = Some(answer.final_answer != draft.final_answer);
+                if let Some(call) = native_call {
+                    push_tool_reply(run, &call, "Final answer received.");
+                }
+                End::Answered(answer).into()
+            }
+        }
+    }
+
+    /// The end states: a submitted answer stands; an exhausted budget gets
+    /// one forced finalisation call (the fallback answer and a `_fallback`
+    /// reason when it fails); a failure gets the error fallback.
+    async fn finalise(&self, run: &mut Run, end: End) -> Ending {
+        match end {
+            End::Answered(answer) => Ending {
+                answer,
+                termination: TerminationReason::ModelFinal,
+                error: None,
+            },
+            End::BudgetExhausted(reason) => {
                 run.notes.forced_finalization = true;
                 run.notes
                     .events
                     .push(format!("{reason}: forced finalisation call"));
                 let budget = TerminationReason::from_name(reason);
-                match self.finalize(&mut run, reason, task_deadline).await {
-                    Some(answer) => (answer, budget, None),
-                    None => (
-                        FinalAnswer::fallback("budget_exhausted", reason),
-                        budget.fallback(),
-                        None,
-                    ),
+                match self.forced_finalisation_call(run, reason).await {
+                    Some(answer) => Ending {
+                        answer,
+                        termination: budget,
+                        error: None,
+                    },
+                    None => Ending {
+                        answer: FinalAnswer::fallback("budget_exhausted", reason),
+                        termination: budget.fallback(),
+                        error: None,
+                    },
                 }
             }
-            Stop::Failed { reason, message } => {
+            End::Failed { reason, message } => {
                 run.notes.events.push(format!("run failed: {message}"));
-                (
-                    FinalAnswer::fallback("error", reason),
-                    TerminationReason::from_name(reason),
-                    Some(message),
-                )
+                Ending {
+                    answer: FinalAnswer::fallback("error", reason),
+                    termination: TerminationReason::from_name(reason),
+                    error: Some(message),
+                }
             }
-        };
-        let Run {
-            history,
-            builder,
-            model_calls,
-            snippets,
-            notes,
-            ..
-        } = run;
-        let mut record = builder.finish(answer, termination, error);
-        record.conversation = history;
-        record.model_calls = model_calls;
-        record.notes = notes;
-        record.snippets = snippets;
-        record
+        }
     }
 
-    fn end_review(&self, run: &mut Run, phase: Phase, why: &str) -> Stop {
+    fn end_review(&self, run: &mut Run, phase: Phase, why: &str) -> RunState {
         run.notes
             .events
             .push(format!("review ended ({why}); the draft answer stands"));
         match phase {
             Phase::Review { draft, .. } => {
                 run.notes.review_revised = Some(false);
-                Stop::Final(draft)
+                End::Answered(draft).into()
             }
-            Phase::Research => Stop::Budget("round_limit"),
+            Phase::Research => End::BudgetExhausted("round_limit").into(),
         }
     }
 
@@ -875,12 +949,11 @@ impl Controller {
         ))
     }
 
-    async fn finalize(
-        &self,
-        run: &mut Run,
-        reason: &str,
-        task_deadline: Instant,
-    ) -> Option<FinalAnswer> {
+    /// The forced finalisation call after a budget ran out: no tools (native
+    /// mode offers only `final_answer`), bounded by the final-call timeout
+    /// and the task deadline.
+    async fn forced_finalisation_call(&self, run: &mut Run, reason: &str) -> Option<FinalAnswer> {
+        let task_deadline = run.task_deadline;
         let timeout_deadline = Instant::now() + self.settings.budgets.final_call_timeout;
         let deadline = timeout_deadline.min(task_deadline);
         push_harness(run, prompts::finalization_prompt(reason));
