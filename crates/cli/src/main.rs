@@ -36,6 +36,8 @@ enum Command {
     Report(commands::stats::ReportArgs),
     /// Answer-free oracles of the tasks, leak-checked (App. A.3.1, Table 4).
     Oracle(commands::oracle::Args),
+    /// Write a perturbed copy of a release (App. A.3.3, Table 4c).
+    Perturb(commands::perturb::Args),
     /// Run a controlled study from a manifest, and report it (App. A; Tables 3, 6).
     #[command(subcommand)]
     Study(commands::study::StudyCommand),
@@ -68,6 +70,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::stats::run_report(args),
         Command::Study(cmd) => commands::study::run(cmd),
         Command::Oracle(args) => commands::oracle::run(args),
+        Command::Perturb(args) => commands::perturb::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,6 +1,7 @@
 //! Controlled interventions of the EarthVerse studies (paper App. A.3,
-//! Table 4): the four answer-free **oracles** of App. A.3.1 and the
-//! **leak guard** that proves none of them reveals a target value.
+//! Table 4): the four answer-free **oracles** of App. A.3.1, the **leak
+//! guard** that proves none of them reveals a target value, and the
+//! evidence **perturbations** of App. A.3.3 ([`perturb`]).
 //!
 //! Each oracle removes one information bottleneck and is derived only from
 //! the task's hidden data (the expert solution, `compute_gt.py`, the
@@ -26,6 +27,8 @@
 
 mod guard;
 mod oracle;
+pub mod perturb;
 
 pub use guard::{ground_truth_values, guard, Leak};
 pub use oracle::{oracle, Oracle, OracleError, OracleKind};
+pub use perturb::{perturb_release, EventPerturbation, PerturbError, PerturbationKind};

@@ -2,6 +2,7 @@
 
 pub mod evidence;
 pub mod oracle;
+pub mod perturb;
 pub mod python_env;
 pub mod run;
 pub mod score;

@@ -254,11 +254,19 @@ struct Factory {
     model_id: String,
     /// `condition.oracle` of each task under `--oracle`.
     oracles: std::collections::BTreeMap<String, serde_json::Value>,
+    /// `condition.perturbation` of each event of a perturbed release.
+    perturbations: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl AgentFactory for Factory {
     fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
         let mut settings = self.settings.clone();
+        if let Some(perturbation) = self.perturbations.get(&task.event_id) {
+            settings
+                .condition
+                .get_or_insert_with(Default::default)
+                .perturbation = Some(perturbation.clone());
+        }
         if let Some(oracle) = self.oracles.get(&task.task_id) {
             settings
                 .condition
@@ -367,6 +375,15 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             scratch_dir: args.out.join("scratch"),
         });
     }
+    // A perturbed release (App. A.3.3): each event's manifest is recorded.
+    let perturbations: std::collections::BTreeMap<String, serde_json::Value> = release
+        .event_ids()
+        .iter()
+        .filter_map(|event| {
+            let manifest = earthverse_interventions::perturb::read_manifest(&args.release, event)?;
+            Some((event.clone(), serde_json::to_value(manifest).ok()?))
+        })
+        .collect();
     // Oracles (App. A.3.1): the leak-checked text joins the task message.
     let mut oracles = std::collections::BTreeMap::new();
     if let Some(kind) = args.condition.oracle {
@@ -440,6 +457,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         settings,
         model_id,
         oracles,
+        perturbations,
     });
     let mut batch = BatchSettings::new(&args.out, &system);
     batch.concurrency = args.concurrency.max(1);

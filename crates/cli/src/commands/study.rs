@@ -183,8 +183,9 @@ pub struct ResolvedStudy {
     pub conditions: Vec<StudyCondition>,
 }
 
-const CONDITION_KEYS: [&str; 10] = [
+const CONDITION_KEYS: [&str; 11] = [
     "oracle",
+    "perturbation",
     "answer_mode",
     "reasoning_effort",
     "catalogue",
@@ -254,6 +255,7 @@ fn check_manifest(manifest: &StudyManifest) -> anyhow::Result<()> {
         }
         Condition::from_record(&c.condition).with_context(|| format!("condition `{}`", c.name))?;
         oracle_of(&c.condition).with_context(|| format!("condition `{}`", c.name))?;
+        perturbation_of(&c.condition).with_context(|| format!("condition `{}`", c.name))?;
     }
     if !seen.contains(manifest.reference.as_str()) {
         bail!(
@@ -352,8 +354,29 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
     for c in &resolved.conditions {
         let condition = Condition::from_record(&c.condition)?;
         eprintln!("study {}: condition {}", resolved.name, c.name);
+        // A perturbation condition runs on a perturbed copy of the
+        // manifest's tasks, made once under OUT/releases/<kind>.
+        let condition_release = match perturbation_of(&c.condition)? {
+            None => release_root.clone(),
+            Some(kind) => {
+                let path = args.out.join("releases").join(kind.as_str());
+                if !path.join("perturbations").is_dir() {
+                    let _ = std::fs::remove_dir_all(&path);
+                    let tasks: BTreeSet<String> = resolved.tasks.iter().cloned().collect();
+                    earthverse_interventions::perturb_release(
+                        &release,
+                        kind,
+                        STUDY_PERTURBATION_SEED,
+                        &path,
+                        Some(&tasks),
+                    )
+                    .with_context(|| format!("perturbing the release for condition {}", c.name))?;
+                }
+                path
+            }
+        };
         let run_args = RunArgs {
-            release: release_root.clone(),
+            release: condition_release,
             agent: args.agent.clone(),
             tasks: Some(resolved.tasks.join(",")),
             concurrency: args.concurrency,
@@ -392,6 +415,20 @@ fn oracle_of(
         Some(other) => bail!("oracle must be an oracle kind, not {other}"),
     }
 }
+
+/// The perturbation a manifest condition names (`perturbation = "missing"`).
+fn perturbation_of(
+    condition: &RunCondition,
+) -> anyhow::Result<Option<earthverse_interventions::PerturbationKind>> {
+    match &condition.perturbation {
+        None => Ok(None),
+        Some(Value::String(kind)) => Ok(Some(kind.parse().map_err(anyhow::Error::msg)?)),
+        Some(other) => bail!("perturbation must be a perturbation kind, not {other}"),
+    }
+}
+
+/// Seed of the perturbed releases a study makes (App. C.5's seed).
+pub const STUDY_PERTURBATION_SEED: u64 = 2026;
 
 fn read_study(dir: &Path) -> anyhow::Result<ResolvedStudy> {
     let path = dir.join("study.json");

@@ -1,7 +1,9 @@
-//! `earthverse oracle` and `earthverse run --oracle` on the fixture
-//! release: the text a run is given is the leak-checked oracle, recorded
-//! verbatim in `condition.oracle`; a task whose oracle would reveal an
-//! answer gets none, with the reason, from both commands.
+//! `earthverse oracle`, `earthverse run --oracle` and `earthverse perturb`
+//! on the fixture release: the text a run is given is the leak-checked
+//! oracle, recorded verbatim in `condition.oracle`; a task whose oracle
+//! would reveal an answer gets none, with the reason, from both commands;
+//! a run on a perturbed release records the event's manifest in
+//! `condition.perturbation`.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
@@ -97,5 +99,72 @@ fn the_cli_refuses_an_oracle_that_would_reveal_an_answer() {
     assert!(
         stderr.contains("FIX-001_Q1") && stderr.contains("ground-truth answer"),
         "{stderr}"
+    );
+}
+
+#[test]
+fn a_run_on_a_perturbed_release_records_the_perturbation() {
+    let dir = tempfile::tempdir().unwrap();
+    let perturbed = dir.path().join("missing");
+    let made = earthverse(&[
+        "perturb",
+        fixtures().to_str().unwrap(),
+        "--kind",
+        "missing",
+        "--seed",
+        "11",
+        "--out",
+        perturbed.to_str().unwrap(),
+    ]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let validated = earthverse(&["validate", perturbed.to_str().unwrap()]);
+    assert!(
+        validated.status.success(),
+        "{}",
+        String::from_utf8_lossy(&validated.stdout)
+    );
+    let out = dir.path().join("runs");
+    let run = earthverse(&[
+        "run",
+        perturbed.to_str().unwrap(),
+        "--agent",
+        "baseline",
+        "--tasks",
+        "FIX-002_Q1",
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let t: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("baseline/FIX-002_Q1/trajectory.json")).unwrap(),
+    )
+    .unwrap();
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(perturbed.join("perturbations/FIX-002.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(t["condition"]["perturbation"], manifest);
+    assert_eq!(manifest["kind"], "missing");
+    assert_eq!(manifest["seed"], 11);
+    let removed = manifest["changes"][0]["file"].as_str().unwrap();
+    assert!(
+        t["tool_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| !c["output"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .contains(&format!("\"{removed}\""))),
+        "the removed file is not listed to the agent"
     );
 }
