@@ -24,6 +24,8 @@ enum Command {
     Tools(commands::tools::ToolsCommand),
     /// Run an agent over the tasks of a release (App. C.2, E).
     Run(commands::run::Args),
+    /// Check shard output directories against their batch plan, and merge them.
+    Merge(commands::merge::Args),
     /// Claim–evidence ledger of recorded runs: provenance and error families (App. B.3).
     Evidence(commands::evidence::Args),
     /// Score runs with a judge into evaluation records (§4.1).
@@ -57,6 +59,7 @@ fn main() -> ExitCode {
         Command::Tools(cmd) => commands::tools::run(cmd),
         Command::Run(args) => commands::run::run(args),
         Command::Evidence(args) => commands::evidence::run(args),
+        Command::Merge(args) => commands::merge::run(args),
         Command::Score(args) => commands::score::run_score(args),
         Command::Leaderboard(args) => commands::stats::run_leaderboard(args),
         Command::Compare(args) => commands::stats::run_compare(args),
