@@ -283,6 +283,7 @@ impl SharedLimits {
             host,
             since_unix: now_unix(),
         });
+        tracing::debug!("batch limits: request admitted at unix ms {now_ms}");
         Decision::Admit
     }
 
