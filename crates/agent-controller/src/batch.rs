@@ -40,38 +40,22 @@
 //! the task id is K modulo N. The split depends only on the task id, so N
 //! machines can run the same release with the same command, write to
 //! their own (or a shared) output directory, and the union of their
-//! `<out>/<system>/` directories is the full run: merging is copying
-//! directories, with no coordination.
+//! `<out>/<system>/` directories is the full run. Every batch also records
+//! its whole task set, all shards together, in `<out>/<system>/batch-plan.json`
+//! ([`crate::merge`]), against which `earthverse merge` checks that every
+//! task has exactly one finished record.
 //!
-//! A Slurm array of 8 shards:
-//! ```text
-//! #!/bin/bash
-//! #SBATCH --array=0-7 --cpus-per-task=2 --time=24:00:00
-//! earthverse run release/ --agent openai:gpt-4o --concurrency 4 \
-//!     --shard ${SLURM_ARRAY_TASK_ID}/8 --out runs/
-//! ```
-//! A Kubernetes indexed Job of 8 completions (each pod gets
-//! `JOB_COMPLETION_INDEX`):
-//! ```text
-//! apiVersion: batch/v1
-//! kind: Job
-//! metadata: {name: earthverse-gpt4o}
-//! spec:
-//!   completionMode: Indexed
-//!   completions: 8
-//!   parallelism: 8
-//!   template:
-//!     spec:
-//!       restartPolicy: OnFailure
-//!       containers:
-//!       - name: run
-//!         image: earthverse:latest
-//!         command: ["sh", "-c", "earthverse run /data/release --agent openai:gpt-4o --shard $JOB_COMPLETION_INDEX/8 --out /runs"]
-//!         env: [{name: OPENAI_API_KEY, valueFrom: {secretKeyRef: {name: openai, key: key}}}]
-//!         volumeMounts: [{name: runs, mountPath: /runs}, {name: data, mountPath: /data}]
-//! ```
-//! A pod restarted by `OnFailure` resumes its shard: finished tasks are
-//! skipped, and the dead pod's locks are stale after `stale_lock_after`.
+//! On a cluster, `--shard-from-env` takes K and N from the engine
+//! ([`crate::cluster`]: `SLURM_ARRAY_TASK_ID`, `JOB_COMPLETION_INDEX`,
+//! `EARTHVERSE_SHARD_COUNT`). The repository's `deploy/shard-run.sh` is the
+//! one command line of every array member; `deploy/slurm/` submits it as a
+//! Slurm job array (`sbatch --array=0-7%4`), `deploy/k8s/` as a Kubernetes
+//! Indexed Job (`completionMode: Indexed`, `backoffLimitPerIndex`). A
+//! member that is killed and started again (a resubmitted array index, a
+//! retried pod) resumes its shard: finished tasks are skipped, and the dead
+//! member's locks are stale once its pid is gone (same host) or after
+//! `stale_lock_after`. [`crate::limits`] holds a cost cap and a request-rate
+//! cap across all shards sharing the output directory.
 
 use crate::controller::TaskInput;
 use crate::error::{ControllerError, Result};

@@ -130,7 +130,7 @@ fn four_concurrent_scorers_share_the_judge_cache_without_a_torn_entry() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let entry = entry.path();
         assert!(!name.ends_with(".tmp"), "a temporary file is left: {name}");
-        let record: EvaluationRecord = serde_json::from_slice(&std::fs::read(&entry).unwrap())
+        let record: EvaluationRecord = serde_json::from_slice(&std::fs::read(entry).unwrap())
             .unwrap_or_else(|e| panic!("torn cache entry {}: {e}", entry.display()));
         assert!(!record.task_id.is_empty());
         entries += 1;
