@@ -9,7 +9,7 @@
 //! each with its process id and host), the largest cost of one settled
 //! request, and the admission times of the current rate window. Every
 //! read-modify-write happens under an exclusive advisory lock
-//! (`flock(2)` through `fs2`) on `<out>/<system>/.limits.lock` and ends
+//! (`flock(2)` through `fs2`) on `<out>/<system>/.limits-ledger.flock` and ends
 //! with an atomic rename, so any number of processes on one machine, or
 //! on several machines sharing the directory over a file system whose
 //! locks work across hosts (NFSv4, Lustre, GPFS), see one consistent
@@ -48,7 +48,7 @@ use std::time::Duration;
 
 /// The ledger file in `<out>/<system>/`.
 pub const LEDGER_FILE: &str = "limits-ledger.json";
-const LOCK_FILE: &str = ".limits.lock";
+const LOCK_FILE: &str = ".limits-ledger.flock";
 /// Age after which a reservation is dropped whatever its holder.
 const STALE_RESERVATION: Duration = Duration::from_secs(2 * 3_600);
 /// How long a waiting request sleeps before it asks the ledger again.

@@ -55,7 +55,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> ControllerError + '_ 
 }
 
 /// Adds `task_ids` to the plan of `system_dir` (created if absent), under
-/// an exclusive lock on `<system_dir>/.batch-plan.lock` so shards starting
+/// an exclusive lock on `<system_dir>/.batch-plan.flock` so shards starting
 /// together never lose each other's ids.
 pub fn record_plan<'a>(
     system_dir: &Path,
@@ -63,7 +63,7 @@ pub fn record_plan<'a>(
     task_ids: impl IntoIterator<Item = &'a str>,
 ) -> Result<()> {
     std::fs::create_dir_all(system_dir).map_err(io_error(system_dir))?;
-    let lock_path = system_dir.join(".batch-plan.lock");
+    let lock_path = system_dir.join(".batch-plan.flock");
     let lock = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)

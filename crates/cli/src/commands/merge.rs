@@ -70,7 +70,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let checks = check(&args.dirs)?;
     if checks.is_empty() {
         bail!(
-            "no run records or batch plans under {}",
+            "no run records or batch plans under {} (give the --out directory of `earthverse run`, which holds <system>/<task_id>/)",
             args.dirs
                 .iter()
                 .map(|d| d.display().to_string())
