@@ -207,7 +207,12 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release)
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
     let shard = if args.shard_from_env {
-        Some(shard_from_env(|var| std::env::var(var).ok())?)
+        let shard = shard_from_env(|var| std::env::var(var).ok())?;
+        eprintln!(
+            "run: shard {}/{} (--shard-from-env)",
+            shard.index, shard.count
+        );
+        Some(shard)
     } else {
         args.shard
             .as_deref()
