@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need (idempotent).
 # GDAL 3.6 and NetCDF 4.9 from Debian; bubblewrap for the Python sandbox's
-# network namespace. With --bench, also the benches' reference tools:
+# network namespace; Slurm and munge for the Slurm job-array test
+# (scripts/slurm-local.sh starts a one-node cluster). With --bench, also the benches' reference tools:
 # ripgrep, gdal-bin, cdo and GNU time (benches/README.md).
 set -euo pipefail
-packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap)
+packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap slurm-wlm munge)
 if [ "${1:-}" = --bench ]; then
   packages+=(ripgrep gdal-bin cdo time)
 fi

@@ -40,38 +40,22 @@
 //! the task id is K modulo N. The split depends only on the task id, so N
 //! machines can run the same release with the same command, write to
 //! their own (or a shared) output directory, and the union of their
-//! `<out>/<system>/` directories is the full run: merging is copying
-//! directories, with no coordination.
+//! `<out>/<system>/` directories is the full run. Every batch also records
+//! its whole task set, all shards together, in `<out>/<system>/batch-plan.json`
+//! ([`crate::merge`]), against which `earthverse merge` checks that every
+//! task has exactly one finished record.
 //!
-//! A Slurm array of 8 shards:
-//! ```text
-//! #!/bin/bash
-//! #SBATCH --array=0-7 --cpus-per-task=2 --time=24:00:00
-//! earthverse run release/ --agent openai:gpt-4o --concurrency 4 \
-//!     --shard ${SLURM_ARRAY_TASK_ID}/8 --out runs/
-//! ```
-//! A Kubernetes indexed Job of 8 completions (each pod gets
-//! `JOB_COMPLETION_INDEX`):
-//! ```text
-//! apiVersion: batch/v1
-//! kind: Job
-//! metadata: {name: earthverse-gpt4o}
-//! spec:
-//!   completionMode: Indexed
-//!   completions: 8
-//!   parallelism: 8
-//!   template:
-//!     spec:
-//!       restartPolicy: OnFailure
-//!       containers:
-//!       - name: run
-//!         image: earthverse:latest
-//!         command: ["sh", "-c", "earthverse run /data/release --agent openai:gpt-4o --shard $JOB_COMPLETION_INDEX/8 --out /runs"]
-//!         env: [{name: OPENAI_API_KEY, valueFrom: {secretKeyRef: {name: openai, key: key}}}]
-//!         volumeMounts: [{name: runs, mountPath: /runs}, {name: data, mountPath: /data}]
-//! ```
-//! A pod restarted by `OnFailure` resumes its shard: finished tasks are
-//! skipped, and the dead pod's locks are stale after `stale_lock_after`.
+//! On a cluster, `--shard-from-env` takes K and N from the engine
+//! ([`crate::cluster`]: `SLURM_ARRAY_TASK_ID`, `JOB_COMPLETION_INDEX`,
+//! `EARTHVERSE_SHARD_COUNT`). The repository's `deploy/shard-run.sh` is the
+//! one command line of every array member; `deploy/slurm/` submits it as a
+//! Slurm job array (`sbatch --array=0-7%4`), `deploy/k8s/` as a Kubernetes
+//! Indexed Job (`completionMode: Indexed`, `backoffLimitPerIndex`). A
+//! member that is killed and started again (a resubmitted array index, a
+//! retried pod) resumes its shard: finished tasks are skipped, and the dead
+//! member's locks are stale once its pid is gone (same host) or after
+//! `stale_lock_after`. [`crate::limits`] holds a cost cap and a request-rate
+//! cap across all shards sharing the output directory.
 
 use crate::controller::TaskInput;
 use crate::error::{ControllerError, Result};
@@ -144,6 +128,9 @@ pub struct BatchSettings {
     pub shard: Option<Shard>,
     /// Age after which any lock is stale.
     pub stale_lock_after: Duration,
+    /// Limits shared by every shard of the batch (cost and request-rate
+    /// caps, [`crate::limits`]); `None` = no global limit.
+    pub limits: Option<Arc<crate::limits::SharedLimits>>,
 }
 
 impl BatchSettings {
@@ -155,6 +142,7 @@ impl BatchSettings {
             concurrency: 1,
             shard: None,
             stale_lock_after: Duration::from_secs(2 * 3_600),
+            limits: None,
         }
     }
 
@@ -200,6 +188,9 @@ pub enum TaskStatus {
     Done,
     /// Skipped: another live process holds the lock.
     Locked,
+    /// Not run, or its run discarded unwritten: a global limit of the
+    /// batch stopped it ([`crate::limits`]); a resume runs it.
+    Stopped,
 }
 
 /// The outcome of one task.
@@ -245,6 +236,9 @@ pub struct BatchSummary {
     pub error: usize,
     /// Skipped because locked by another process.
     pub locked: usize,
+    /// Not run because a global limit of the batch was reached.
+    #[serde(default)]
+    pub stopped: usize,
     /// Cost of the runs made now.
     pub cost_usd: f64,
     /// Every outcome, sorted by task id.
@@ -267,17 +261,23 @@ pub async fn run_batch(
     settings: BatchSettings,
     observer: Arc<dyn BatchObserver>,
 ) -> Result<BatchSummary> {
+    let system_dir = settings.system_dir();
+    std::fs::create_dir_all(&system_dir).map_err(|source| ControllerError::Io {
+        path: system_dir.clone(),
+        source,
+    })?;
+    // The whole batch, all shards: what `earthverse merge` checks against.
+    crate::merge::record_plan(
+        &system_dir,
+        &settings.system,
+        tasks.iter().map(|t| t.task_id.as_str()),
+    )?;
     let mut tasks: Vec<TaskInput> = tasks
         .into_iter()
         .filter(|t| settings.shard.is_none_or(|s| s.contains(&t.task_id)))
         .collect();
     tasks.sort_by(|a, b| a.task_id.cmp(&b.task_id));
     tasks.dedup_by(|a, b| a.task_id == b.task_id);
-    let system_dir = settings.system_dir();
-    std::fs::create_dir_all(&system_dir).map_err(|source| ControllerError::Io {
-        path: system_dir.clone(),
-        source,
-    })?;
     let already_done = tasks
         .iter()
         .filter(|t| is_done(&settings.task_dir(&t.task_id)))
@@ -337,6 +337,7 @@ fn collect(
         TaskStatus::Error => summary.error += 1,
         TaskStatus::Done => summary.already_done += 1,
         TaskStatus::Locked => summary.locked += 1,
+        TaskStatus::Stopped => summary.stopped += 1,
     }
     summary.cost_usd += outcome.cost_usd.unwrap_or(0.0);
     summary.outcomes.push(outcome);
@@ -358,6 +359,16 @@ async fn run_one(
     };
     if is_done(&task_dir) {
         return skipped(TaskStatus::Done);
+    }
+    if let Some(limits) = &settings.limits {
+        match limits.cap_reached() {
+            Ok(false) => {}
+            Ok(true) => return skipped(TaskStatus::Stopped),
+            Err(e) => {
+                tracing::error!(task_id = %task.task_id, "cannot read the batch ledger: {e}");
+                return skipped(TaskStatus::Stopped);
+            }
+        }
     }
     let lock_path = settings
         .system_dir()
@@ -406,6 +417,16 @@ async fn run_one(
         cost_usd: d.cost_usd,
         latency_s: d.latency_s,
     };
+    if outcome.status == TaskStatus::Error
+        && settings.limits.as_ref().is_some_and(|l| l.refused_here())
+    {
+        // The cost cap cut this run short: no record, so a resume (with a
+        // higher cap) runs it whole.
+        tracing::warn!(task_id = %outcome.task_id, "stopped by the batch cost cap; record not written");
+        outcome.status = TaskStatus::Stopped;
+        drop(lock);
+        return outcome;
+    }
     if let Err(e) = record.write_to(&task_dir) {
         tracing::error!(task_id = %outcome.task_id, "cannot write the record: {e}");
         outcome.status = TaskStatus::Error;
@@ -428,14 +449,14 @@ struct LockInfo {
     task_id: String,
 }
 
-fn now_unix() -> u64 {
+pub(crate) fn now_unix() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0)
 }
 
-fn host_name() -> String {
+pub(crate) fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|s| s.trim().to_string())
         .ok()
@@ -444,7 +465,7 @@ fn host_name() -> String {
         .unwrap_or_else(|| "unknown-host".into())
 }
 
-fn pid_alive(pid: u32) -> Option<bool> {
+pub(crate) fn pid_alive(pid: u32) -> Option<bool> {
     if Path::new("/proc/self").exists() {
         Some(Path::new(&format!("/proc/{pid}")).exists())
     } else {

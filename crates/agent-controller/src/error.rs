@@ -44,6 +44,12 @@ pub enum ControllerError {
         /// Lock file.
         path: PathBuf,
     },
+    /// Shard directories cannot be merged or checked as asked.
+    #[error("merge: {0}")]
+    Merge(String),
+    /// A global limit of the batch is malformed or its ledger unusable.
+    #[error("batch limits: {0}")]
+    Limits(String),
     /// The agent for a task could not be built.
     #[error("task {task_id}: cannot build the agent: {message}")]
     Agent {

@@ -22,7 +22,10 @@
 //!   [`RunRecordBuilder`] derives the record's diagnostics from the steps a
 //!   solver reports.
 //! - [`batch`] runs many tasks with bounded concurrency, resume, per-task
-//!   locks, deterministic sharding and atomic writes.
+//!   locks, deterministic sharding and atomic writes; [`cluster`] reads
+//!   the shard from a Slurm array or a Kubernetes Indexed Job, [`merge`]
+//!   checks and merges shard directories against the batch plan, and
+//!   [`limits`] holds a cost cap and a request-rate cap across shards.
 //!
 //! The model side is `earthverse_model_provider::ChatModel`; the tool side is
 //! the narrow [`ToolBox`] trait, implemented by the tool registry.
@@ -83,11 +86,14 @@
 pub mod agents;
 pub mod batch;
 pub mod catalogue_view;
+pub mod cluster;
 pub mod conditions;
 pub mod context;
 mod controller;
 pub mod direct;
 mod error;
+pub mod limits;
+pub mod merge;
 pub mod prompts;
 pub mod protocol;
 pub mod record;

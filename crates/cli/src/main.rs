@@ -24,6 +24,8 @@ enum Command {
     Tools(commands::tools::ToolsCommand),
     /// Run an agent over the tasks of a release (App. C.2, E).
     Run(commands::run::Args),
+    /// Check shard output directories against their batch plan, and merge them.
+    Merge(commands::merge::Args),
     /// Claim–evidence ledger of recorded runs: provenance and error families (App. B.3).
     Evidence(commands::evidence::Args),
     /// Score runs with a judge into evaluation records (§4.1).
@@ -53,6 +55,8 @@ fn main() -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal: cluster job logs are files.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     if prints_only(&cli.command) {
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Tools(cmd) => commands::tools::run(cmd),
         Command::Run(args) => commands::run::run(args),
         Command::Evidence(args) => commands::evidence::run(args),
+        Command::Merge(args) => commands::merge::run(args),
         Command::Score(args) => commands::score::run_score(args),
         Command::Leaderboard(args) => commands::stats::run_leaderboard(args),
         Command::Compare(args) => commands::stats::run_compare(args),

@@ -34,7 +34,8 @@ mod spawn;
 pub use script::{Body, Interaction, Matcher, Reply, Script, ScriptToolCall, ScriptUsage};
 pub use server::{bind, LoggedRequest};
 pub use spawn::{
-    locate_binary, spawn_loopback, spawn_loopback_with, LoopbackServer, BINARY_ENV, BINARY_NAME,
+    locate_binary, locate_or_build_binary, spawn_loopback, spawn_loopback_with, LoopbackServer,
+    BINARY_ENV, BINARY_NAME,
 };
 
 /// Result alias.

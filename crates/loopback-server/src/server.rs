@@ -27,6 +27,8 @@ pub struct LoggedRequest {
     pub interaction: Option<usize>,
     /// Its name, if it has one.
     pub interaction_name: Option<String>,
+    /// When it arrived, in milliseconds since the Unix epoch (wall clock).
+    pub received_unix_ms: u64,
 }
 
 #[derive(Debug)]
@@ -159,6 +161,10 @@ async fn handle(
             body: parsed,
             interaction: found.as_ref().map(|f| f.0),
             interaction_name: found.as_ref().and_then(|f| f.1.clone()),
+            received_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0),
         });
         found
     };

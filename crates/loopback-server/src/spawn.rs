@@ -102,6 +102,30 @@ pub fn locate_binary() -> crate::Result<PathBuf> {
     Err(LoopbackError::BinaryNotFound { tried })
 }
 
+/// [`locate_binary`], or, when no binary is found (a test of another
+/// package run alone, e.g. `cargo test -p earthverse-cli --test X`),
+/// builds it with the cargo running the test (`$CARGO`, else `cargo`)
+/// and looks again.
+pub fn locate_or_build_binary() -> crate::Result<PathBuf> {
+    if let Ok(path) = locate_binary() {
+        return Ok(path);
+    }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(&cargo)
+        .args(["build", "-p", "earthverse-loopback-server"])
+        .status()
+        .map_err(|source| LoopbackError::Io {
+            context: "running cargo build -p earthverse-loopback-server".into(),
+            source,
+        })?;
+    if !status.success() {
+        return Err(LoopbackError::Startup {
+            message: format!("cargo build -p earthverse-loopback-server: {status}"),
+        });
+    }
+    locate_binary()
+}
+
 /// Starts the server binary found by [`locate_binary`] with `script`.
 pub fn spawn_loopback(script: &Script) -> crate::Result<LoopbackServer> {
     spawn_loopback_with(&locate_binary()?, script)

@@ -70,6 +70,15 @@ pub enum ProviderError {
         /// Responses used.
         used: usize,
     },
+    /// A limit shared by a whole batch (its cost cap) refused the request
+    /// before it was sent.
+    #[error("{provider}: {message}")]
+    LimitReached {
+        /// Provider id.
+        provider: String,
+        /// Which limit, and where it stands.
+        message: String,
+    },
     /// Configuration problem (missing API key variable, bad URL, bad file).
     #[error("configuration: {0}")]
     Config(String),
@@ -83,7 +92,7 @@ impl ProviderError {
             | Self::Transport { retries, .. }
             | Self::Malformed { retries, .. }
             | Self::DeadlineExceeded { retries, .. } => retries,
-            Self::Exhausted { .. } | Self::Config(_) => &[],
+            Self::Exhausted { .. } | Self::LimitReached { .. } | Self::Config(_) => &[],
         }
     }
 }

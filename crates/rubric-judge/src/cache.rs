@@ -57,23 +57,37 @@ impl JudgeCache {
         }
     }
 
-    /// Stores `record` under `key` (write to a temporary file, then rename).
+    /// Stores `record` under `key`, atomically: the bytes go to a fresh
+    /// uniquely named temporary file in the entry's directory, are synced,
+    /// and the file is renamed over the entry. Concurrent scorers (threads
+    /// or processes sharing the cache directory) each write their own
+    /// temporary file, and a reader sees either no entry or a whole one,
+    /// never a torn one; two writers of one key both leave a whole entry
+    /// (the judgments of one key are interchangeable).
     pub fn put(&self, key: &str, record: &EvaluationRecord) -> Result<()> {
+        use std::io::Write;
         let path = self.path_of(key);
         let parent = path.parent().unwrap_or(&self.dir).to_path_buf();
-        std::fs::create_dir_all(&parent).map_err(|source| JudgeError::Cache {
-            path: parent.clone(),
-            source,
-        })?;
+        let cache_io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| JudgeError::Cache { path, source }
+        };
+        std::fs::create_dir_all(&parent).map_err(cache_io(&parent))?;
         let bytes = serde_json::to_vec_pretty(record).map_err(|source| JudgeError::Json {
             context: format!("cache entry {key}"),
             source,
         })?;
-        let tmp = parent.join(format!(".{key}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, bytes).map_err(|source| JudgeError::Cache {
-            path: tmp.clone(),
-            source,
+        let mut tmp = tempfile::Builder::new()
+            .prefix(&format!(".{key}."))
+            .suffix(".tmp")
+            .tempfile_in(&parent)
+            .map_err(cache_io(&parent))?;
+        tmp.write_all(&bytes).map_err(cache_io(tmp.path()))?;
+        tmp.as_file().sync_all().map_err(cache_io(tmp.path()))?;
+        tmp.persist(&path).map_err(|e| JudgeError::Cache {
+            path,
+            source: e.error,
         })?;
-        std::fs::rename(&tmp, &path).map_err(|source| JudgeError::Cache { path, source })
+        Ok(())
     }
 }

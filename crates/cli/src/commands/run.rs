@@ -7,6 +7,8 @@ use earthverse_agent_controller::batch::{
     run_batch, BatchObserver, BatchSettings, Shard, TaskOutcome, TaskStatus,
 };
 use earthverse_agent_controller::catalogue_view::PresentedToolBox;
+use earthverse_agent_controller::cluster::shard_from_env;
+use earthverse_agent_controller::limits::{LimitedModel, LimitsConfig, RequestRate, SharedLimits};
 use earthverse_agent_controller::{
     Agent, AgentError, AgentFactory, AnswerMode, BaselineModel, CatalogueSpec, Condition,
     ContextPreset, ControllerSettings, Price, Protocol, ReplayModel, Solver, TaskInput, ToolBox,
@@ -44,8 +46,24 @@ pub struct Args {
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
     /// Run only shard K of N (0 <= K < N), split by a stable hash of the task id.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "shard_from_env")]
     pub shard: Option<String>,
+    /// Read the shard from the cluster engine: `SLURM_ARRAY_TASK_ID` /
+    /// `SLURM_ARRAY_TASK_COUNT` (a Slurm job array) or `JOB_COMPLETION_INDEX`
+    /// (a Kubernetes Indexed Job); `EARTHVERSE_SHARD_COUNT` gives N and
+    /// wins over Slurm's count (needed for Kubernetes and for a resubmitted
+    /// single index).
+    #[arg(long)]
+    pub shard_from_env: bool,
+    /// Cost cap of the whole batch in USD, shared by every shard writing to
+    /// the same `--out` directory (a ledger under a file lock); needs a
+    /// price (`--prices`). A shard reaching it stops, keeping its records.
+    #[arg(long, value_name = "USD")]
+    pub max_batch_cost: Option<f64>,
+    /// Request-rate cap of the whole batch, all shards together: `N/s`,
+    /// `N/min`, `N/h` or `N/<seconds>s` (e.g. `60/min`).
+    #[arg(long, value_name = "N/UNIT")]
+    pub max_request_rate: Option<String>,
     /// Base URL of an OpenAI-compatible or Anthropic server (e.g.
     /// `http://127.0.0.1:8080/v1` for vLLM, llama.cpp or Ollama).
     #[arg(long)]
@@ -249,6 +267,7 @@ impl ScriptFile {
 
 struct Factory {
     kind: AgentKind,
+    limits: Option<Arc<SharedLimits>>,
     tools: Arc<dyn ToolBox>,
     settings: ControllerSettings,
     model_id: String,
@@ -296,6 +315,10 @@ impl AgentFactory for Factory {
                 Arc::new(replay)
             }
         };
+        let model: Arc<dyn ChatModel> = match &self.limits {
+            Some(limits) => Arc::new(LimitedModel::new(model, limits.clone())),
+            None => model,
+        };
         Ok(Agent {
             model,
             tools: self.tools.clone(),
@@ -311,12 +334,20 @@ impl AgentFactory for Factory {
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release)
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
-    let shard = args
-        .shard
-        .as_deref()
-        .map(str::parse::<Shard>)
-        .transpose()
-        .context("--shard")?;
+    let shard = if args.shard_from_env {
+        let shard = shard_from_env(|var| std::env::var(var).ok())?;
+        eprintln!(
+            "run: shard {}/{} (--shard-from-env)",
+            shard.index, shard.count
+        );
+        Some(shard)
+    } else {
+        args.shard
+            .as_deref()
+            .map(str::parse::<Shard>)
+            .transpose()
+            .context("--shard")?
+    };
     let condition = args.condition.condition()?;
     let mut settings = ControllerSettings::default();
     condition.apply(&mut settings);
@@ -451,17 +482,19 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         Some(plan) => Arc::new(PresentedToolBox::new(Arc::new(registry), plan)),
         None => Arc::new(registry),
     };
+    let mut batch = BatchSettings::new(&args.out, &system);
+    batch.concurrency = args.concurrency.max(1);
+    batch.shard = shard;
+    batch.limits = batch_limits(&args, &batch, settings.price)?;
     let solver: Arc<dyn Solver> = Arc::new(Factory {
         kind,
+        limits: batch.limits.clone(),
         tools,
         settings,
         model_id,
         oracles,
         perturbations,
     });
-    let mut batch = BatchSettings::new(&args.out, &system);
-    batch.concurrency = args.concurrency.max(1);
-    batch.shard = shard;
     let progress = Arc::new(Progress::new(args.quiet));
     let summary = run_batch(inputs, solver, batch.clone(), progress.clone()).await?;
     progress.finish();
@@ -476,11 +509,49 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         summary.cost_usd,
         batch.system_dir().display()
     );
+    if summary.stopped > 0 {
+        if let Some(limits) = &batch.limits {
+            let ledger = limits.ledger()?;
+            println!(
+                "stopped by the batch cost cap: {} task(s) not run; the batch spent ${:.6} over {} request(s) (ledger {})",
+                summary.stopped,
+                ledger.spent_usd,
+                ledger.settled_requests,
+                limits.ledger_path().display()
+            );
+        }
+        return Ok(ExitCode::from(4));
+    }
     Ok(if summary.locked > 0 {
         ExitCode::from(3)
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `--max-batch-cost` and `--max-request-rate`: limits over the ledger in
+/// the system directory every shard of the batch shares.
+fn batch_limits(
+    args: &Args,
+    batch: &BatchSettings,
+    price: Option<Price>,
+) -> anyhow::Result<Option<Arc<SharedLimits>>> {
+    if args.max_batch_cost.is_none() && args.max_request_rate.is_none() {
+        return Ok(None);
+    }
+    let rate = args
+        .max_request_rate
+        .as_deref()
+        .map(str::parse::<RequestRate>)
+        .transpose()
+        .context("--max-request-rate")?;
+    let config = LimitsConfig {
+        cost_cap_usd: args.max_batch_cost,
+        rate,
+        price,
+    };
+    let limits = SharedLimits::new(batch.system_dir(), config).context("--max-batch-cost")?;
+    Ok(Some(Arc::new(limits)))
 }
 
 fn parse_agent(args: &Args) -> anyhow::Result<(AgentKind, String, String, ResearchToolsConfig)> {

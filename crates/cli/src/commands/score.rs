@@ -57,6 +57,11 @@ pub struct ScoreArgs {
     /// (units of `primary_gt` the question asks for) or `all` leaves.
     #[arg(long, default_value = "judge")]
     pub units: String,
+    /// Score a batch whose plan (`batch-plan.json`, written by `earthverse
+    /// run`) lists tasks without a record, with a warning; without it such
+    /// a set is refused.
+    #[arg(long)]
+    pub allow_partial: bool,
     /// Report agreement with the scores stored in the recorded runs.
     #[arg(long)]
     pub compare_published: bool,
@@ -148,6 +153,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .map(|(id, files)| (id.to_owned(), files))
         .collect();
+    refuse_incomplete(&args)?;
     let runs = find_runs(&args.runs)
         .with_context(|| format!("reading runs under {}", args.runs.display()))?;
     for rf in &runs {
@@ -308,6 +314,44 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses (or, with `--allow-partial`, warns about) a runs directory
+/// holding a batch whose plan lists tasks without a finished record: a
+/// shard that never ran would otherwise drop out of the denominator.
+fn refuse_incomplete(args: &ScoreArgs) -> anyhow::Result<()> {
+    let incomplete = earthverse_agent_controller::merge::incomplete_plans(&args.runs)
+        .with_context(|| format!("checking the batch plans under {}", args.runs.display()))?;
+    if incomplete.is_empty() {
+        return Ok(());
+    }
+    let mut lines = Vec::new();
+    for (dir, missing) in &incomplete {
+        let shown: Vec<&str> = missing.iter().take(10).map(String::as_str).collect();
+        let more = missing.len().saturating_sub(shown.len());
+        lines.push(format!(
+            "{}: {} planned task(s) without a record: {}{}",
+            dir.display(),
+            missing.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(", ... {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if args.allow_partial {
+        for line in &lines {
+            eprintln!("score: warning: incomplete batch (--allow-partial): {line}");
+        }
+        return Ok(());
+    }
+    bail!(
+        "incomplete batch: {}
+run the missing shards (runs resume), check with `earthverse merge`, or pass --allow-partial",
+        lines.join("\n")
+    )
 }
 
 /// The claim ledger of a run for its record: the unit ledger of the

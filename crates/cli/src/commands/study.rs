@@ -80,6 +80,16 @@ pub struct StudyRunArgs {
     /// Do not draw progress bars.
     #[arg(long)]
     pub quiet: bool,
+    /// Take the shard from the cluster's environment (Slurm array or
+    /// Kubernetes Indexed Job), as `earthverse run --shard-from-env`.
+    #[arg(long)]
+    pub shard_from_env: bool,
+    /// Cost cap in USD of each condition's batch, shared by all shards.
+    #[arg(long, value_name = "USD")]
+    pub max_batch_cost: Option<f64>,
+    /// Request-rate cap of each condition's batch (`N/s`, `N/min`, ...).
+    #[arg(long, value_name = "N/UNIT")]
+    pub max_request_rate: Option<String>,
 }
 
 /// Arguments of `earthverse study report`.
@@ -108,6 +118,10 @@ pub struct StudyReportArgs {
     /// Bootstrap seed (App. C.5: 2026).
     #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_SEED)]
     pub seed: u64,
+    /// Report a study with missing runs, each counted as a failure scored
+    /// zero (§4.1); without it an incomplete study is refused.
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 /// The task manifest of a study.
@@ -395,6 +409,9 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
             domain_ops: false,
             python: args.python.clone(),
             require_suite: None,
+            shard_from_env: args.shard_from_env,
+            max_batch_cost: args.max_batch_cost,
+            max_request_rate: args.max_request_rate.clone(),
         };
         let code = super::run::run(run_args)
             .with_context(|| format!("study {}: condition {}", resolved.name, c.name))?;
@@ -584,6 +601,7 @@ pub fn build_report(args: &StudyReportArgs) -> anyhow::Result<StudyReport> {
                 compare_published: false,
                 compare_json: None,
                 quiet: true,
+                allow_partial: args.allow_partial,
             })
             .with_context(|| format!("scoring condition {}", c.name))?;
             if code != ExitCode::SUCCESS {
@@ -608,6 +626,14 @@ pub fn build_report(args: &StudyReportArgs) -> anyhow::Result<StudyReport> {
         // Every condition is scored on the whole manifest: a missing run
         // is a failure, scored zero, in the denominator (§4.1).
         let missing = fill_missing_as_failures(&mut condition_outcomes, &study.tasks);
+        if missing > 0 && !args.allow_partial {
+            bail!(
+                "condition {} lacks {missing} of {} runs: finish it with `earthverse study run` \
+                 (it resumes), or report with --allow-partial to count them as failures",
+                c.name,
+                study.tasks.len()
+            );
+        }
         if missing > 0 {
             eprintln!(
                 "study report: condition {} lacks {missing} of {} runs; they count as failures",
