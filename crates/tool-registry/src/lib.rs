@@ -30,6 +30,7 @@ pub mod catalogue;
 pub mod error;
 pub mod registry;
 pub mod render;
+pub mod python_replay;
 pub mod replay;
 pub mod research;
 pub mod tool;
