@@ -49,6 +49,12 @@ pub enum DifferenceCategory {
     /// static filter of "forbidden code terms") or blocked an import or a
     /// read inside its wrapper; our OS sandbox ran it.
     ReferenceRefusal,
+    /// The recorded output shows the authors' wrapper rather than the code's
+    /// own result: its guarded builtins (`guarded_import`, `…_wrapper.py`),
+    /// or file-system queries (`exists`, `listdir`, `walk`, `glob`, …) that
+    /// saw less than ours: its wrapper mapped the package for reads only,
+    /// where our sandbox shows the package itself.
+    ReferenceWrapper,
     /// Our sandbox refused what the recorded run did: network access, new
     /// processes, writes outside scratch (`PermissionError`, `Operation not
     /// permitted`, name resolution failures).
@@ -71,9 +77,12 @@ pub enum DifferenceCategory {
     /// The same exception on both sides with the message worded as another
     /// Python version words it (the authors ran Python 3.12).
     PythonVersion,
-    /// Windows paths of the authors' machine (`\` separators, drive letters)
-    /// where ours are POSIX.
-    PlatformPaths,
+    /// The authors ran Windows: `\` path separators, drive letters,
+    /// `[WinError …]` and localised OS messages where ours are POSIX.
+    Platform,
+    /// The outputs are equal up to white space (line endings, blank lines
+    /// that text extraction of another library version adds or drops).
+    Whitespace,
     /// Memory addresses (`0x7f…`) in reprs.
     NondeterminismAddress,
     /// The same lines or items in another order (directory listings, sets,
@@ -81,6 +90,9 @@ pub enum DifferenceCategory {
     NondeterminismOrder,
     /// The code reads the clock or a random source (without a seed).
     NondeterminismTimeRandom,
+    /// The same numbers up to the last digits of floating-point arithmetic
+    /// (9 significant digits agree).
+    FloatRounding,
     /// Recorded output was cut by the harness's output caps where ours was
     /// cut elsewhere.
     Truncation,
@@ -103,7 +115,10 @@ impl DifferenceCategory {
     pub fn excluded_from_comparable(self) -> bool {
         matches!(
             self,
-            Self::ReferenceRefusal | Self::FileAbsent | Self::PackageChanged
+            Self::ReferenceRefusal
+                | Self::ReferenceWrapper
+                | Self::FileAbsent
+                | Self::PackageChanged
         )
     }
 }
@@ -522,11 +537,13 @@ fn ours_from(output: &Value, limit_hit: Option<String>) -> Option<Ours> {
 }
 
 /// `ours` agrees with `recorded` (a prefix when the recording was cut).
+/// The authors' harness stored stdout and stderr stripped of surrounding
+/// white space (every recorded stream is), so both are compared stripped.
 fn text_agrees(recorded: &str, complete: bool, ours: &str) -> bool {
     if complete {
-        recorded == ours
+        recorded.trim() == ours.trim()
     } else {
-        ours.starts_with(recorded)
+        ours.trim_start().starts_with(recorded.trim_start())
     }
 }
 
@@ -548,6 +565,9 @@ fn re(pattern: &str) -> Regex {
     #[allow(clippy::expect_used)]
     Regex::new(pattern).expect("a valid built-in pattern")
 }
+
+/// A path with Windows separators (`data\\x`, `.\\data`).
+static WINDOWS_PATH: LazyLock<Regex> = LazyLock::new(|| re(r"[\w.]\\{1,2}[\w.]"));
 
 /// A traceback without its frame lines: `File "…", line N, in …`, the
 /// source line and caret markers under it, and the header.
@@ -654,6 +674,35 @@ fn compare(
             );
         }
     }
+    let rec_body = without_frames(&rec_all);
+    if rec_body.contains("guarded_") || rec_body.contains("_wrapper.py") {
+        return differs(
+            C::ReferenceWrapper,
+            "the recorded output shows the authors' wrapper (guarded builtins)",
+        );
+    }
+    static FS_QUERY: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"\b(?:listdir|scandir|walk|glob|iterdir|rglob|exists|isdir|isfile|is_dir|is_file|getsize|stat)\b")
+    });
+    let first_difference = {
+        let at = common_prefix_bytes(&rec_all, &our_all);
+        (&rec_all[at..], &our_all[at..])
+    };
+    let saw_less = (recorded.stdout_complete
+        && recorded.stdout.trim().len() < ours.stdout.trim().len())
+        || (first_difference.0.starts_with("False") && first_difference.1.starts_with("True"));
+    if FS_QUERY.is_match(code) && saw_less && !WINDOWS_PATH.is_match(&rec_all) {
+        return differs(
+            C::ReferenceWrapper,
+            "the code queries the file system (exists / listdir / walk / glob) and the authors' wrapper, which mapped the package for reads only, saw less than ours",
+        );
+    }
+    if code.contains("__import__") || code.contains("__builtins__") {
+        return differs(
+            C::ReferenceWrapper,
+            "the code inspects builtins that the authors' wrapper replaced with its guards",
+        );
+    }
     // 2. Our sandbox's refusals.
     static REFUSED: LazyLock<Regex> = LazyLock::new(|| {
         re(r"(?i)operation not permitted|permission denied|network is unreachable|temporary failure in name resolution|name or service not known|read-only file system|\[Errno (?:1|13|30|101|-2|-3)\]")
@@ -690,11 +739,25 @@ fn compare(
     if let Some(inventory) = inventory {
         let changed: Vec<String> = inventory
             .keys()
-            .filter(|rel| code.contains(rel.rsplit('/').next().unwrap_or(rel)))
+            .filter(|rel| {
+                let name = rel.rsplit('/').next().unwrap_or(rel);
+                code.contains(name) || rec_all.contains(name)
+            })
             .filter_map(|rel| crate::replay::file_change(package_root, inventory, rel, true))
             .collect();
         if let Some(first) = changed.first() {
             return differs(C::PackageChanged, first);
+        }
+    }
+    for entry in ["README.md", "metadata"] {
+        if rec_all.contains(entry)
+            && !our_all.contains(entry)
+            && !package_root.join(entry).exists()
+        {
+            return differs(
+                C::PackageChanged,
+                &format!("the recorded package had {entry}, which the public package lacks"),
+            );
         }
     }
     // 5. Libraries.
@@ -730,12 +793,23 @@ fn compare(
     // 6. Platform paths.
     static DRIVE: LazyLock<Regex> = LazyLock::new(|| re(r"[A-Za-z]:(?:\\\\|\\|/)"));
     let posix = |s: &str| versionless(&s.replace("\\\\", "/").replace('\\', "/"));
+    static WINDOWS_ERROR: LazyLock<Regex> =
+        LazyLock::new(|| re(r"\[WinError \d+\]|Error: \[Errno \d+\] \p{Han}"));
+    if WINDOWS_ERROR.is_match(&rec_all) && !WINDOWS_ERROR.is_match(&our_all) {
+        return differs(
+            C::Platform,
+            "the recorded error is a Windows OS error (its wording, or a path Windows could not open)",
+        );
+    }
+    if WINDOWS_PATH.is_match(&rec_all) && !WINDOWS_PATH.is_match(&our_all) {
+        return differs(C::Platform, "the recorded output has Windows path separators");
+    }
     if DRIVE.is_match(&rec_all) || rec_all.contains('\\') {
         if agrees(recorded, ours, &posix) {
-            return differs(C::PlatformPaths, "equal once Windows path separators are POSIX");
+            return differs(C::Platform, "equal once Windows path separators are POSIX");
         }
         if DRIVE.is_match(&rec_all) && !DRIVE.is_match(&our_all) {
-            return differs(C::PlatformPaths, "the recorded output names the authors' Windows paths");
+            return differs(C::Platform, "the recorded output names the authors' Windows paths");
         }
     }
     // 7. Nondeterminism.
@@ -744,13 +818,35 @@ fn compare(
     if agrees(recorded, ours, &addressless) {
         return differs(C::NondeterminismAddress, "equal once memory addresses are masked");
     }
+    static SPACES: LazyLock<Regex> = LazyLock::new(|| re(r"\s+"));
+    let squeezed = |s: &str| SPACES.replace_all(s.trim(), " ").into_owned();
+    if agrees(recorded, ours, &squeezed) {
+        return differs(C::Whitespace, "equal up to white space");
+    }
     let complete = recorded.stdout_complete && recorded.stderr_complete;
     let (rec_norm, our_norm) = (
-        addressless(&format!("{}\n{}", recorded.stdout, without_frames(&recorded.stderr))),
-        addressless(&format!("{}\n{}", ours.stdout, without_frames(&ours.stderr))),
+        addressless(&format!(
+            "{}\n{}",
+            recorded.stdout.trim(),
+            without_frames(&recorded.stderr).trim()
+        )),
+        addressless(&format!(
+            "{}\n{}",
+            ours.stdout.trim(),
+            without_frames(&ours.stderr).trim()
+        )),
     );
     if complete && lines_sorted(&rec_norm) == lines_sorted(&our_norm) {
         return differs(C::NondeterminismOrder, "the same items in another order");
+    }
+    static INTROSPECTION: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"__version__|\bsys\.version|\bversion\(|\bdir\(|__file__|\bhelp\(|\bplatform\.|sys\.path|importlib\.metadata")
+    });
+    if INTROSPECTION.is_match(code) {
+        return differs(
+            C::LibraryVersion,
+            "the code prints facts of the interpreter or its libraries (versions, module contents, paths)",
+        );
     }
     static CLOCK_RANDOM: LazyLock<Regex> = LazyLock::new(|| {
         re(r"\b(?:time\.time|perf_counter|monotonic|datetime\.now|datetime\.utcnow|date\.today|random\.|np\.random|numpy\.random|uuid|os\.getpid|id\()")
@@ -759,7 +855,10 @@ fn compare(
         return differs(C::NondeterminismTimeRandom, "the code reads the clock or a random source");
     }
     if complete && numbers_close(&rec_norm, &our_norm) {
-        return differs(C::LibraryVersion, "the same output with floats equal to 9 significant digits");
+        return differs(
+            C::FloatRounding,
+            "the same output with floats equal to 9 significant digits (Python 3.12's sum() adds floats with compensated summation; library versions order sums differently)",
+        );
     }
     // 8. Output caps.
     if recorded.stdout.ends_with(TRUNCATION_MARKER) || ours.stdout.ends_with(TRUNCATION_MARKER) {
@@ -770,6 +869,14 @@ fn compare(
         }
     }
     differs(C::Unexplained, "no rule explains it")
+}
+
+/// Length in bytes of the common prefix of two texts, on a char boundary.
+fn common_prefix_bytes(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
 }
 
 fn describe(recorded: &Observed, ours: &Ours) -> String {
@@ -887,11 +994,11 @@ mod tests {
         );
         assert_eq!(
             c(observed(0, "0.30000000000000004\n", ""), ours(0, "0.3000000000000001\n", "")),
-            Some(C::LibraryVersion)
+            Some(C::FloatRounding)
         );
         assert_eq!(
             c(observed(0, "data\\x.csv\n", ""), ours(0, "data/x.csv\n", "")),
-            Some(C::PlatformPaths)
+            Some(C::Platform)
         );
         assert_eq!(
             c(observed(0, "ok\n", ""), ours(1, "", "ModuleNotFoundError: No module named 'geopandas'\n")),
@@ -917,6 +1024,14 @@ mod tests {
         assert_eq!(
             c(observed(0, "12 rows\n", ""), ours(0, "13 rows and more\n", "")),
             Some(C::Unexplained)
+        );
+        assert_eq!(
+            category("import os\nprint(os.listdir('data'))", &observed(0, "", ""), &ours(0, "['a.csv']\n", "")),
+            Some(C::ReferenceWrapper)
+        );
+        assert_eq!(
+            c(observed(0, "a\n\nb", ""), ours(0, "a\n\n\n\nb\n", "")),
+            Some(C::Whitespace)
         );
         let mut timed_out = ours(-9, "", "killed: wall-clock limit of 60 s exceeded");
         timed_out.limit_hit = Some("wall_clock".into());

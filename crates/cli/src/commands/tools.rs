@@ -78,6 +78,10 @@ pub enum ToolsCommand {
         /// number of cores).
         #[arg(long)]
         jobs: Option<usize>,
+        /// Wall-clock limit of each replayed `python_exec` call, in seconds
+        /// (default: the harness's 60 s, Appendix C.2).
+        #[arg(long, default_value_t = 60.0)]
+        python_wall_seconds: f64,
     },
 }
 
@@ -187,6 +191,7 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
             json,
             python,
             jobs,
+            python_wall_seconds,
         } => {
             let mut report = replay::replay(&release, runs.as_deref())
                 .with_context(|| format!("replaying recorded runs of {}", release.display()))?;
@@ -194,7 +199,15 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
                 None => None,
                 Some(path) => {
                     let interpreter = interpreter_of(&path)?;
-                    let (python, _) = super::python_env::discover(Some(interpreter))?;
+                    let (mut python, _) = super::python_env::discover(Some(interpreter))?;
+                    python.limits.wall = std::time::Duration::try_from_secs_f64(
+                        python_wall_seconds,
+                    )
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .with_context(|| {
+                        format!("--python-wall-seconds {python_wall_seconds}: not a positive number of seconds")
+                    })?;
                     let jobs = jobs.unwrap_or_else(|| {
                         std::thread::available_parallelism().map_or(2, |n| n.get())
                     });
