@@ -62,7 +62,8 @@ fn replayed_python_calls_are_identical_or_explained_by_category() {
             .unwrap()
             .iter()
             .find(|d| d["step"] == step)
-            .unwrap_or_else(|| panic!("step {step} is not among the differences: {p:#}"))["category"]
+            .unwrap_or_else(|| panic!("step {step} is not among the differences: {p:#}"))
+            ["category"]
             .as_str()
             .unwrap()
             .to_owned()

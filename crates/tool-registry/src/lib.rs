@@ -28,9 +28,9 @@
 
 pub mod catalogue;
 pub mod error;
+pub mod python_replay;
 pub mod registry;
 pub mod render;
-pub mod python_replay;
 pub mod replay;
 pub mod research;
 pub mod tool;

@@ -270,11 +270,11 @@ fn parse_recorded(text: &str) -> Option<Observed> {
         .and_then(|(_, rest)| rest.split(|c: char| c == ',' || c == '\n').next())
         .and_then(|n| n.trim().parse().ok());
     let (stdout, stdout_complete, after) = partial_string_field(body, "stdout")?;
-    let (stderr, stderr_complete) = match after.and_then(|rest| partial_string_field(rest, "stderr"))
-    {
-        Some((s, complete, _)) => (s, complete),
-        None => (String::new(), false),
-    };
+    let (stderr, stderr_complete) =
+        match after.and_then(|rest| partial_string_field(rest, "stderr")) {
+            Some((s, complete, _)) => (s, complete),
+            None => (String::new(), false),
+        };
     Some(Observed {
         returncode,
         stdout,
@@ -524,7 +524,14 @@ async fn replay_one(
             .unwrap_or_else(|| crate::render::render_output_text(&output.output));
         return Outcome::Skip(format!("our python_exec did not run: {why}"));
     };
-    compare(&code, &recorded, &ours, package_root, inventory, unreplayed_before)
+    compare(
+        &code,
+        &recorded,
+        &ours,
+        package_root,
+        inventory,
+        unreplayed_before,
+    )
 }
 
 fn ours_from(output: &Value, limit_hit: Option<String>) -> Option<Ours> {
@@ -607,8 +614,9 @@ static TOKEN_SPLIT: LazyLock<Regex> = LazyLock::new(|| re(r#"[\s,'"\[\]{}()]+"#)
 
 /// Exception lines (`Name: message` or `Name`) of a text.
 fn exceptions(text: &str) -> Vec<(String, String)> {
-    static EXC: LazyLock<Regex> =
-        LazyLock::new(|| re(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?::\s*(.*))?$"));
+    static EXC: LazyLock<Regex> = LazyLock::new(|| {
+        re(r"^([A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt))(?::\s*(.*))?$")
+    });
     without_frames(text)
         .lines()
         .filter_map(|l| {
@@ -660,7 +668,8 @@ fn compare(
     let rec_all = format!("{}\n{}", recorded.stdout, recorded.stderr);
     let our_all = format!("{}\n{}", ours.stdout, ours.stderr);
     let detail = describe(recorded, ours);
-    let differs = |c: DifferenceCategory, why: &str| Outcome::Differs(c, format!("{why}; {detail}"));
+    let differs =
+        |c: DifferenceCategory, why: &str| Outcome::Differs(c, format!("{why}; {detail}"));
     // 1. Refusals of the authors' harness (its wrapper's guards).
     for guard in [
         "Import blocked in benchmark Python",
@@ -682,7 +691,9 @@ fn compare(
         );
     }
     static FS_QUERY: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"\b(?:listdir|scandir|walk|glob|iterdir|rglob|exists|isdir|isfile|is_dir|is_file|getsize|stat)\b")
+        re(
+            r"\b(?:listdir|scandir|walk|glob|iterdir|rglob|exists|isdir|isfile|is_dir|is_file|getsize|stat)\b",
+        )
     });
     let first_difference = {
         let at = common_prefix_bytes(&rec_all, &our_all);
@@ -705,10 +716,15 @@ fn compare(
     }
     // 2. Our sandbox's refusals.
     static REFUSED: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?i)operation not permitted|permission denied|network is unreachable|temporary failure in name resolution|name or service not known|read-only file system|\[Errno (?:1|13|30|101|-2|-3)\]")
+        re(
+            r"(?i)operation not permitted|permission denied|network is unreachable|temporary failure in name resolution|name or service not known|read-only file system|\[Errno (?:1|13|30|101|-2|-3)\]",
+        )
     });
     if REFUSED.is_match(&our_all) && !REFUSED.is_match(&rec_all) {
-        return differs(C::SandboxRefusal, "our sandbox refused an operation the recorded run performed");
+        return differs(
+            C::SandboxRefusal,
+            "our sandbox refused an operation the recorded run performed",
+        );
     }
     // 3. Timeouts.
     static TIMEOUT: LazyLock<Regex> =
@@ -719,9 +735,8 @@ fn compare(
         return differs(C::Timeout, "one side hit the 60 s wall clock");
     }
     // 4. Inputs: files absent or changed.
-    static NOT_FOUND: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?:FileNotFoundError|No such file or directory)[^\n]*?'([^'\n]+)'")
-    });
+    static NOT_FOUND: LazyLock<Regex> =
+        LazyLock::new(|| re(r"(?:FileNotFoundError|No such file or directory)[^\n]*?'([^'\n]+)'"));
     let missing_ours: Vec<String> = NOT_FOUND
         .captures_iter(&our_all)
         .map(|c| c[1].to_owned())
@@ -750,9 +765,7 @@ fn compare(
         }
     }
     for entry in ["README.md", "metadata"] {
-        if rec_all.contains(entry)
-            && !our_all.contains(entry)
-            && !package_root.join(entry).exists()
+        if rec_all.contains(entry) && !our_all.contains(entry) && !package_root.join(entry).exists()
         {
             return differs(
                 C::PackageChanged,
@@ -763,7 +776,10 @@ fn compare(
     // 5. Libraries.
     static NO_MODULE: LazyLock<Regex> = LazyLock::new(|| re(r"No module named '([^']+)'"));
     let modules = |s: &str| -> Vec<String> {
-        let mut v: Vec<String> = NO_MODULE.captures_iter(s).map(|c| c[1].to_owned()).collect();
+        let mut v: Vec<String> = NO_MODULE
+            .captures_iter(s)
+            .map(|c| c[1].to_owned())
+            .collect();
         v.sort();
         v
     };
@@ -773,7 +789,9 @@ fn compare(
     static NP_SCALAR: LazyLock<Regex> =
         LazyLock::new(|| re(r"np\.(?:float|int|uint|bool|complex|str)_?(?:\d+)?\(([^()]*)\)"));
     static WARNING_LINE: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"(?m)^.*(?:DeprecationWarning|FutureWarning|UserWarning|RuntimeWarning|PendingDeprecationWarning).*$\n?(?:^\s+.*$\n?)?")
+        re(
+            r"(?m)^.*(?:DeprecationWarning|FutureWarning|UserWarning|RuntimeWarning|PendingDeprecationWarning).*$\n?(?:^\s+.*$\n?)?",
+        )
     });
     let versionless = |s: &str| {
         let s = NP_SCALAR.replace_all(s, "$1");
@@ -781,11 +799,17 @@ fn compare(
         without_frames(&s)
     };
     if agrees(recorded, ours, &versionless) {
-        return differs(C::LibraryVersion, "equal once numpy 2 scalar reprs and library warnings are set aside");
+        return differs(
+            C::LibraryVersion,
+            "equal once numpy 2 scalar reprs and library warnings are set aside",
+        );
     }
     let (rec_exc, our_exc) = (exceptions(&rec_all), exceptions(&our_all));
     if !rec_exc.is_empty()
-        && rec_exc.iter().map(|e| &e.0).eq(our_exc.iter().map(|e| &e.0))
+        && rec_exc
+            .iter()
+            .map(|e| &e.0)
+            .eq(our_exc.iter().map(|e| &e.0))
         && rec_exc != our_exc
     {
         return differs(C::PythonVersion, "the same exception, worded differently");
@@ -802,21 +826,30 @@ fn compare(
         );
     }
     if WINDOWS_PATH.is_match(&rec_all) && !WINDOWS_PATH.is_match(&our_all) {
-        return differs(C::Platform, "the recorded output has Windows path separators");
+        return differs(
+            C::Platform,
+            "the recorded output has Windows path separators",
+        );
     }
     if DRIVE.is_match(&rec_all) || rec_all.contains('\\') {
         if agrees(recorded, ours, &posix) {
             return differs(C::Platform, "equal once Windows path separators are POSIX");
         }
         if DRIVE.is_match(&rec_all) && !DRIVE.is_match(&our_all) {
-            return differs(C::Platform, "the recorded output names the authors' Windows paths");
+            return differs(
+                C::Platform,
+                "the recorded output names the authors' Windows paths",
+            );
         }
     }
     // 7. Nondeterminism.
     static ADDRESS: LazyLock<Regex> = LazyLock::new(|| re(r"0x[0-9a-fA-F]{6,}"));
     let addressless = |s: &str| ADDRESS.replace_all(&posix(s), "0x…").into_owned();
     if agrees(recorded, ours, &addressless) {
-        return differs(C::NondeterminismAddress, "equal once memory addresses are masked");
+        return differs(
+            C::NondeterminismAddress,
+            "equal once memory addresses are masked",
+        );
     }
     static SPACES: LazyLock<Regex> = LazyLock::new(|| re(r"\s+"));
     let squeezed = |s: &str| SPACES.replace_all(s.trim(), " ").into_owned();
@@ -840,7 +873,9 @@ fn compare(
         return differs(C::NondeterminismOrder, "the same items in another order");
     }
     static INTROSPECTION: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"__version__|\bsys\.version|\bversion\(|\bdir\(|__file__|\bhelp\(|\bplatform\.|sys\.path|importlib\.metadata")
+        re(
+            r"__version__|\bsys\.version|\bversion\(|\bdir\(|__file__|\bhelp\(|\bplatform\.|sys\.path|importlib\.metadata",
+        )
     });
     if INTROSPECTION.is_match(code) {
         return differs(
@@ -849,10 +884,15 @@ fn compare(
         );
     }
     static CLOCK_RANDOM: LazyLock<Regex> = LazyLock::new(|| {
-        re(r"\b(?:time\.time|perf_counter|monotonic|datetime\.now|datetime\.utcnow|date\.today|random\.|np\.random|numpy\.random|uuid|os\.getpid|id\()")
+        re(
+            r"\b(?:time\.time|perf_counter|monotonic|datetime\.now|datetime\.utcnow|date\.today|random\.|np\.random|numpy\.random|uuid|os\.getpid|id\()",
+        )
     });
     if CLOCK_RANDOM.is_match(code) {
-        return differs(C::NondeterminismTimeRandom, "the code reads the clock or a random source");
+        return differs(
+            C::NondeterminismTimeRandom,
+            "the code reads the clock or a random source",
+        );
     }
     if complete && numbers_close(&rec_norm, &our_norm) {
         return differs(
@@ -881,13 +921,17 @@ fn common_prefix_bytes(a: &str, b: &str) -> usize {
 
 fn describe(recorded: &Observed, ours: &Ours) -> String {
     let at = |a: &str, b: &str| a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
-    let window = |s: &str, i: usize| -> String { s.chars().skip(i.saturating_sub(30)).take(90).collect() };
+    let window =
+        |s: &str, i: usize| -> String { s.chars().skip(i.saturating_sub(30)).take(90).collect() };
     if recorded.returncode.is_some_and(|c| c != ours.returncode) {
         return format!(
             "return code recorded {:?}, ours {}; recorded stderr …{}…, ours …{}…",
             recorded.returncode,
             ours.returncode,
-            window(&recorded.stderr, recorded.stderr.chars().count().saturating_sub(60)),
+            window(
+                &recorded.stderr,
+                recorded.stderr.chars().count().saturating_sub(60)
+            ),
             window(&ours.stderr, ours.stderr.chars().count().saturating_sub(60)),
         );
     }
@@ -959,7 +1003,11 @@ mod tests {
         assert_eq!(o.stdout, "café line\nsecond li");
         assert!(!o.stdout_complete && !o.stderr_complete);
         // A prefix of ours agrees; another text does not.
-        assert!(text_agrees(&o.stdout, false, "café line\nsecond li\nne 3\n"));
+        assert!(text_agrees(
+            &o.stdout,
+            false,
+            "café line\nsecond li\nne 3\n"
+        ));
         assert!(!text_agrees(&o.stdout, false, "cafe line\n"));
     }
 
@@ -973,7 +1021,10 @@ mod tests {
         ));
         // A different exception is not identical.
         let other = ours(1, "", "Traceback (most recent call last):\n  File \"/scratch/a.py\", line 2, in <module>\nKeyError: 'c'\n");
-        assert_eq!(category("", &rec, &other), Some(DifferenceCategory::PythonVersion));
+        assert_eq!(
+            category("", &rec, &other),
+            Some(DifferenceCategory::PythonVersion)
+        );
     }
 
     #[test]
@@ -981,52 +1032,94 @@ mod tests {
         use DifferenceCategory as C;
         let c = |rec: Observed, our: Ours| category("print(x)", &rec, &our);
         assert_eq!(
-            c(observed(0, "b.csv\na.csv\n", ""), ours(0, "a.csv\nb.csv\n", "")),
+            c(
+                observed(0, "b.csv\na.csv\n", ""),
+                ours(0, "a.csv\nb.csv\n", "")
+            ),
             Some(C::NondeterminismOrder)
         );
         assert_eq!(
-            c(observed(0, "<object object at 0x7f3a2c1b0e20>\n", ""), ours(0, "<object object at 0x7f11aa22bb30>\n", "")),
+            c(
+                observed(0, "<object object at 0x7f3a2c1b0e20>\n", ""),
+                ours(0, "<object object at 0x7f11aa22bb30>\n", "")
+            ),
             Some(C::NondeterminismAddress)
         );
         assert_eq!(
-            c(observed(0, "[1.5]\n", ""), ours(0, "[np.float64(1.5)]\n", "")),
+            c(
+                observed(0, "[1.5]\n", ""),
+                ours(0, "[np.float64(1.5)]\n", "")
+            ),
             Some(C::LibraryVersion)
         );
         assert_eq!(
-            c(observed(0, "0.30000000000000004\n", ""), ours(0, "0.3000000000000001\n", "")),
+            c(
+                observed(0, "0.30000000000000004\n", ""),
+                ours(0, "0.3000000000000001\n", "")
+            ),
             Some(C::FloatRounding)
         );
         assert_eq!(
-            c(observed(0, "data\\x.csv\n", ""), ours(0, "data/x.csv\n", "")),
+            c(
+                observed(0, "data\\x.csv\n", ""),
+                ours(0, "data/x.csv\n", "")
+            ),
             Some(C::Platform)
         );
         assert_eq!(
-            c(observed(0, "ok\n", ""), ours(1, "", "ModuleNotFoundError: No module named 'geopandas'\n")),
+            c(
+                observed(0, "ok\n", ""),
+                ours(1, "", "ModuleNotFoundError: No module named 'geopandas'\n")
+            ),
             Some(C::LibraryMissing)
         );
         assert_eq!(
-            c(observed(0, "200\n", ""), ours(1, "", "OSError: [Errno 101] Network is unreachable\n")),
+            c(
+                observed(0, "200\n", ""),
+                ours(1, "", "OSError: [Errno 101] Network is unreachable\n")
+            ),
             Some(C::SandboxRefusal)
         );
         assert_eq!(
-            c(observed(1, "", "PermissionError: Import blocked in benchmark Python: ctypes"), ours(0, "ok\n", "")),
+            c(
+                observed(
+                    1,
+                    "",
+                    "PermissionError: Import blocked in benchmark Python: ctypes"
+                ),
+                ours(0, "ok\n", "")
+            ),
             Some(C::ReferenceRefusal)
         );
         let long = "x".repeat(50);
         assert_eq!(
-            c(observed(0, &format!("{long}y{TRUNCATION_MARKER}"), ""), ours(0, &format!("{long}{TRUNCATION_MARKER}"), "")),
+            c(
+                observed(0, &format!("{long}y{TRUNCATION_MARKER}"), ""),
+                ours(0, &format!("{long}{TRUNCATION_MARKER}"), "")
+            ),
             Some(C::Truncation)
         );
         assert_eq!(
-            category("import random\nprint(random.random())", &observed(0, "0.1\n", ""), &ours(0, "0.7\n", "")),
+            category(
+                "import random\nprint(random.random())",
+                &observed(0, "0.1\n", ""),
+                &ours(0, "0.7\n", "")
+            ),
             Some(C::NondeterminismTimeRandom)
         );
         assert_eq!(
-            c(observed(0, "12 rows\n", ""), ours(0, "13 rows and more\n", "")),
+            c(
+                observed(0, "12 rows\n", ""),
+                ours(0, "13 rows and more\n", "")
+            ),
             Some(C::Unexplained)
         );
         assert_eq!(
-            category("import os\nprint(os.listdir('data'))", &observed(0, "", ""), &ours(0, "['a.csv']\n", "")),
+            category(
+                "import os\nprint(os.listdir('data'))",
+                &observed(0, "", ""),
+                &ours(0, "['a.csv']\n", "")
+            ),
             Some(C::ReferenceWrapper)
         );
         assert_eq!(
@@ -1037,7 +1130,14 @@ mod tests {
         timed_out.limit_hit = Some("wall_clock".into());
         assert_eq!(c(observed(0, "done\n", ""), timed_out), Some(C::Timeout));
         assert_eq!(
-            c(observed(0, "x\n", ""), ours(1, "", "FileNotFoundError: [Errno 2] No such file or directory: 'data/gone.csv'\n")),
+            c(
+                observed(0, "x\n", ""),
+                ours(
+                    1,
+                    "",
+                    "FileNotFoundError: [Errno 2] No such file or directory: 'data/gone.csv'\n"
+                )
+            ),
             Some(C::FileAbsent)
         );
     }

@@ -204,9 +204,9 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                                 &contexts[task.task_id.as_str()],
                             )
                         });
-                        let claims = task_score.as_ref().map(|score| {
-                            claims_of(task, &references, &rf.run, reading, score)
-                        });
+                        let claims = task_score
+                            .as_ref()
+                            .map(|score| claims_of(task, &references, &rf.run, reading, score));
                         let mut record = evaluate_deterministic_with(task, &rf.run, || {
                             task_score.map_or_else(
                                 || scorer.score_units(task, &rf.run.final_answer),
