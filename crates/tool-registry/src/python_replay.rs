@@ -267,7 +267,7 @@ fn parse_recorded(text: &str) -> Option<Observed> {
     let body = body.strip_suffix('\n').unwrap_or(body);
     let returncode = body
         .split_once("\"returncode\": ")
-        .and_then(|(_, rest)| rest.split(|c: char| c == ',' || c == '\n').next())
+        .and_then(|(_, rest)| rest.split([',', '\n']).next())
         .and_then(|n| n.trim().parse().ok());
     let (stdout, stdout_complete, after) = partial_string_field(body, "stdout")?;
     let (stderr, stderr_complete) =
