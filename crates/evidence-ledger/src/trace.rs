@@ -476,6 +476,7 @@ impl<'a> TraceIndex<'a> {
             .iter()
             .max_by_key(|w| w.len())
             .map_or("", String::as_str);
+        let finder = memchr::memmem::Finder::new(anchor);
         for item in &self.items {
             if before > 0 && item.obs.step >= before {
                 break;
@@ -483,7 +484,10 @@ impl<'a> TraceIndex<'a> {
             let text = item.obs.text.as_str();
             let lower = item.lower();
             let mut from = 0usize;
-            while let Some(p) = lower.get(from..).and_then(|rest| rest.find(anchor)) {
+            while let Some(p) = lower
+                .get(from..)
+                .and_then(|rest| finder.find(rest.as_bytes()))
+            {
                 let at = from + p;
                 from = at + anchor.len().max(1);
                 let idx = item.nums.partition_point(|n| n.range.start < from);
@@ -521,12 +525,17 @@ impl<'a> TraceIndex<'a> {
         if needle.is_empty() {
             return None;
         }
-        if let Some(at) = self.prompt.as_ref().and(self.prompt_lower.find(needle)) {
+        let finder = memchr::memmem::Finder::new(needle);
+        if let Some(at) = self
+            .prompt
+            .as_ref()
+            .and(finder.find(self.prompt_lower.as_bytes()))
+        {
             return Some(plain_hit(None, at, needle.len()));
         }
         self.items.iter().enumerate().find_map(|(i, it)| {
-            it.lower()
-                .find(needle)
+            finder
+                .find(it.lower().as_bytes())
                 .map(|at| plain_hit(Some(i), at, needle.len()))
         })
     }

@@ -38,26 +38,33 @@ pub fn load_tasks(release_root: &Path) -> Result<BTreeMap<String, TaskContext>> 
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .collect();
     paths.sort();
+    // Parsed on all cores; the first error in path order is reported.
+    let parsed: Vec<Result<TaskContext>> = paths.par_iter().map(|p| read_task(p)).collect();
     let mut tasks = BTreeMap::new();
-    for path in paths {
-        let value = read_json(&path)?;
-        let task = TaskContext::from_task_json(&value).map_err(|e| match e {
-            JudgeError::BadInput {
-                what,
-                id,
-                field,
-                problem,
-            } => JudgeError::BadInput {
-                what,
-                id: format!("{id} ({})", path.display()),
-                field,
-                problem,
-            },
-            other => other,
-        })?;
+    for task in parsed {
+        let task = task?;
         tasks.insert(task.task_id.clone(), task);
     }
     Ok(tasks)
+}
+
+/// One `tasks/*.json` as a task context; errors name the file.
+fn read_task(path: &Path) -> Result<TaskContext> {
+    let value = read_json(path)?;
+    TaskContext::from_task_json(&value).map_err(|e| match e {
+        JudgeError::BadInput {
+            what,
+            id,
+            field,
+            problem,
+        } => JudgeError::BadInput {
+            what,
+            id: format!("{id} ({})", path.display()),
+            field,
+            problem,
+        },
+        other => other,
+    })
 }
 
 /// A run found on disk.

@@ -445,6 +445,17 @@ pub fn evaluate_deterministic<S: UnitScorer + ?Sized>(
     task: &TaskContext,
     run: &RunContext,
 ) -> EvaluationRecord {
+    evaluate_deterministic_with(task, run, || scorer.score_units(task, &run.final_answer))
+}
+
+/// [`evaluate_deterministic`] with the units of an answer that was scored
+/// elsewhere: `units` is called once, and only for a run that finished
+/// (a failed run scores zero without it).
+pub fn evaluate_deterministic_with(
+    task: &TaskContext,
+    run: &RunContext,
+    units: impl FnOnce() -> UnitOutcome,
+) -> EvaluationRecord {
     if run.run_status == RunStatus::Error {
         let mut record = EvaluationRecord::solver_failure(
             &task.task_id,
@@ -460,7 +471,7 @@ pub fn evaluate_deterministic<S: UnitScorer + ?Sized>(
         record.trajectory = run.figures.clone();
         return record;
     }
-    let units = scorer.score_units(task, &run.final_answer);
+    let units = units();
     let ledger = approximate_rubric(task, run, units.unit_accuracy);
     let earned: f64 = ledger.iter().map(|c| c.points_earned).sum();
     let total: f64 = ledger.iter().map(|c| c.points_possible).sum();

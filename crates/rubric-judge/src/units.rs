@@ -54,7 +54,20 @@ pub struct AnswerUnitsScorer {
 
 impl UnitScorer for AnswerUnitsScorer {
     fn score_units(&self, task: &TaskContext, final_answer: &Value) -> UnitOutcome {
-        let task_score = score_task(&task.primary_gt, final_answer, &scoring_context(task));
+        self.outcome(score_task(
+            &task.primary_gt,
+            final_answer,
+            &scoring_context(task),
+        ))
+    }
+}
+
+impl AnswerUnitsScorer {
+    /// The outcome of this reading from an answer already scored with
+    /// `score_task` (what [`UnitScorer::score_units`] returns), so that a
+    /// caller that also needs the [`TaskScore`](earthverse_answer_units::TaskScore)
+    /// (e.g. for the claim ledger) scores each answer once.
+    pub fn outcome(&self, task_score: earthverse_answer_units::TaskScore) -> UnitOutcome {
         let score = match self.reading {
             UnitReading::Judge => task_score.into_judge_score(),
             UnitReading::Required | UnitReading::All => task_score.units,

@@ -28,6 +28,7 @@
 
 pub mod catalogue;
 pub mod error;
+pub mod python_replay;
 pub mod registry;
 pub mod render;
 pub mod replay;

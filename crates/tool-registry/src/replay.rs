@@ -255,9 +255,9 @@ fn execute(ctx: &ToolContext, tool: &str, args: &Value) -> ToolOutput {
 
 /// The recorded package's inventory: package-relative path → (bytes, sha256
 /// prefix), from the tasks' `event_files`.
-type Inventory = BTreeMap<String, (Option<u64>, Option<String>)>;
+pub(crate) type Inventory = BTreeMap<String, (Option<u64>, Option<String>)>;
 
-fn load_inventories(tasks_dir: &Path) -> BTreeMap<String, Inventory> {
+pub(crate) fn load_inventories(tasks_dir: &Path) -> BTreeMap<String, Inventory> {
     let mut out: BTreeMap<String, Inventory> = BTreeMap::new();
     let Ok(dir) = std::fs::read_dir(tasks_dir) else {
         return out;
@@ -282,9 +282,14 @@ fn load_inventories(tasks_dir: &Path) -> BTreeMap<String, Inventory> {
 }
 
 /// How a file of the recorded package differs in the public package.
-fn file_change(ctx: &ToolContext, inventory: &Inventory, rel: &str, deep: bool) -> Option<String> {
+pub(crate) fn file_change(
+    package_root: &Path,
+    inventory: &Inventory,
+    rel: &str,
+    deep: bool,
+) -> Option<String> {
     let (bytes, sha) = inventory.get(rel)?;
-    let path = ctx.package_root.join(rel);
+    let path = package_root.join(rel);
     let Ok(meta) = std::fs::metadata(&path) else {
         return Some(format!("{rel} is absent from the public package"));
     };
@@ -335,7 +340,7 @@ fn changed_inputs(
                     }
                 }
             };
-            file_change(ctx, inventory, &rel, true)
+            file_change(&ctx.package_root, inventory, &rel, true)
                 .into_iter()
                 .collect()
         }
@@ -357,7 +362,7 @@ fn changed_inputs(
                     tool == "list_package_files"
                         || research::text::is_text_suffix(&research::suffix_of(k))
                 })
-                .filter_map(|k| file_change(ctx, inventory, k, false))
+                .filter_map(|k| file_change(&ctx.package_root, inventory, k, false))
                 .collect()
         }
         _ => Vec::new(),

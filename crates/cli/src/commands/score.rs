@@ -7,9 +7,9 @@ use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
 };
 use earthverse_rubric_judge::{
-    compare_published, done_keys, evaluate_deterministic, find_runs, load_tasks, read_records,
+    compare_published, done_keys, evaluate_deterministic_with, find_runs, load_tasks, read_records,
     Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache, LlmJudge, RecordWriter,
-    UnitReading,
+    UnitReading, UnitScorer,
 };
 use earthverse_rubric_judge::{scoring_context, RunContext, RunStatus, TaskContext};
 use rayon::prelude::*;
@@ -189,6 +189,14 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     match model {
         None => {
             let scorer = AnswerUnitsScorer { reading };
+            // One scoring context per task, built once: it keeps the
+            // question's prepared lookups across every run of the task.
+            let needed: std::collections::BTreeSet<&str> =
+                todo.iter().map(|rf| rf.run.task_id.as_str()).collect();
+            let contexts: BTreeMap<&str, earthverse_answer_units::ScoringContext> = needed
+                .into_par_iter()
+                .map(|id| (id, scoring_context(&tasks[id])))
+                .collect();
             // Scoring is pure: each batch is scored on all cores, then its
             // records are written in run order, so a killed run loses at most
             // the batch in flight and resumes from the records on disk.
@@ -197,8 +205,25 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                     .par_iter()
                     .map(|rf| {
                         let task = &tasks[&rf.run.task_id];
-                        let mut record = evaluate_deterministic(&scorer, task, &rf.run);
-                        record.claims = claims(task, &references, &rf.run, reading);
+                        // One scoring of the answer serves the record and
+                        // its claim ledger.
+                        let task_score = (rf.run.run_status != RunStatus::Error).then(|| {
+                            score_task(
+                                &task.primary_gt,
+                                &rf.run.final_answer,
+                                &contexts[task.task_id.as_str()],
+                            )
+                        });
+                        let claims = task_score
+                            .as_ref()
+                            .map(|score| claims_of(task, &references, &rf.run, reading, score));
+                        let mut record = evaluate_deterministic_with(task, &rf.run, || {
+                            task_score.map_or_else(
+                                || scorer.score_units(task, &rf.run.final_answer),
+                                |score| scorer.outcome(score),
+                            )
+                        });
+                        record.claims = claims.unwrap_or_default();
                         record
                     })
                     .collect();
@@ -368,6 +393,17 @@ fn claims(
         return Vec::new();
     }
     let score = score_task(&task.primary_gt, &run.final_answer, &scoring_context(task));
+    claims_of(task, references, run, reading, &score)
+}
+
+/// [`claims`] from the answer's score.
+fn claims_of(
+    task: &TaskContext,
+    references: &BTreeMap<String, Vec<String>>,
+    run: &RunContext,
+    reading: UnitReading,
+    score: &earthverse_answer_units::TaskScore,
+) -> Vec<earthverse_evidence_ledger::Claim> {
     let mut units = match reading {
         UnitReading::Judge => score.judge_score().ledger.clone(),
         UnitReading::Required | UnitReading::All => score.units.ledger.clone(),

@@ -2,6 +2,9 @@
 //! operations (paper §3.4).
 
 use anyhow::Context as _;
+use earthverse_tool_registry::python_replay::{
+    replay_python, PythonReplayOptions, PythonReplayReport,
+};
 use earthverse_tool_registry::replay::{self, ReplayReport};
 use earthverse_tool_registry::{
     PythonConfig, ReadMode, Registry, ResearchToolsConfig, SandboxPolicy, Tool, ToolContext,
@@ -66,6 +69,19 @@ pub enum ToolsCommand {
         /// Print the whole report as JSON.
         #[arg(long)]
         json: bool,
+        /// Also re-execute the recorded `python_exec` calls in the OS sandbox
+        /// with this interpreter (a virtual environment's `bin/python`, or the
+        /// environment directory itself; `scripts/python-env.sh` prints it).
+        #[arg(long)]
+        python: Option<PathBuf>,
+        /// Runs whose `python_exec` calls are replayed at once (default: the
+        /// number of cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+        /// Wall-clock limit of each replayed `python_exec` call, in seconds
+        /// (default: the harness's 60 s, Appendix C.2).
+        #[arg(long, default_value_t = 60.0)]
+        python_wall_seconds: f64,
     },
 }
 
@@ -173,16 +189,117 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
             release,
             runs,
             json,
+            python,
+            jobs,
+            python_wall_seconds,
         } => {
-            let report = replay::replay(&release, runs.as_deref())
+            let mut report = replay::replay(&release, runs.as_deref())
                 .with_context(|| format!("replaying recorded runs of {}", release.display()))?;
+            let python_report = match python {
+                None => None,
+                Some(path) => {
+                    let interpreter = interpreter_of(&path)?;
+                    let (mut python, _) = super::python_env::discover(Some(interpreter))?;
+                    python.limits.wall = std::time::Duration::try_from_secs_f64(
+                        python_wall_seconds,
+                    )
+                    .ok()
+                    .filter(|d| !d.is_zero())
+                    .with_context(|| {
+                        format!("--python-wall-seconds {python_wall_seconds}: not a positive number of seconds")
+                    })?;
+                    let jobs = jobs.unwrap_or_else(|| {
+                        std::thread::available_parallelism().map_or(2, |n| n.get())
+                    });
+                    let options = PythonReplayOptions { python, jobs };
+                    let python_report = replay_python(&release, runs.as_deref(), &options)
+                        .with_context(|| {
+                            format!("replaying the python_exec calls of {}", release.display())
+                        })?;
+                    // They are compared now: not skipped any more.
+                    report
+                        .skipped
+                        .retain(|s| s.tool != earthverse_tool_registry::research::PYTHON_EXEC);
+                    Some(python_report)
+                }
+            };
             if json {
-                emit!("{}", serde_json::to_string_pretty(&report)?);
+                let mut value = serde_json::to_value(&report)?;
+                if let (Some(p), Some(obj)) = (&python_report, value.as_object_mut()) {
+                    obj.insert("python_exec".into(), serde_json::to_value(p)?);
+                }
+                emit!("{}", serde_json::to_string_pretty(&value)?);
             } else {
                 print_replay(&report);
+                if let Some(p) = &python_report {
+                    print_python_replay(p);
+                }
             }
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// The interpreter of `--python`: a file is the interpreter, a directory
+/// is a virtual environment whose `bin/python` it is.
+fn interpreter_of(path: &std::path::Path) -> anyhow::Result<PathBuf> {
+    if path.is_dir() {
+        let inside = path.join("bin").join("python");
+        anyhow::ensure!(
+            inside.is_file(),
+            "--python {}: a directory but not a virtual environment (no bin/python)",
+            path.display()
+        );
+        Ok(inside)
+    } else {
+        anyhow::ensure!(
+            path.is_file(),
+            "--python {}: no such interpreter",
+            path.display()
+        );
+        Ok(path.to_path_buf())
+    }
+}
+
+fn print_python_replay(report: &PythonReplayReport) {
+    emit!(
+        "\npython_exec ({}): runs {}  calls {}  compared {}  identical {} ({:.2}% of compared)  skipped {}  in {:.1} s",
+        report.interpreter,
+        report.runs,
+        report.calls,
+        report.compared,
+        report.identical,
+        100.0 * report.identical_share_of_compared(),
+        report.skipped.len(),
+        report.seconds
+    );
+    emit!(
+        "comparable (inputs as recorded, not refused by the authors' harness) {}: identical {} ({:.2}%)",
+        report.comparable,
+        report.identical,
+        100.0 * report.identical_share_of_comparable()
+    );
+    for (how, n) in &report.identical_normalised {
+        emit!("  identical after normalising {how}: {n}");
+    }
+    emit!("\npython_exec differences by category:");
+    for (c, n) in &report.categories {
+        emit!("  {c:<28} {n}");
+    }
+    emit!("\npython_exec not re-executed, by reason:");
+    for (r, n) in &report.skip_reasons {
+        emit!("  {n:>6}  {r}");
+    }
+    emit!("\npython_exec differences:");
+    for d in &report.differing {
+        emit!(
+            "  [{}] {}/{} step {:?}: {}",
+            d.category,
+            d.system,
+            d.task,
+            d.step,
+            d.reason
+        );
     }
 }
 
