@@ -20,8 +20,7 @@ use crate::settings::{ControllerSettings, Protocol};
 use crate::text::{cap_head, char_len};
 use crate::toolbox::{CatalogueSession, Resolution, ToolBox, ToolCallOutcome};
 use earthverse_model_provider::{
-    ChatModel, ChatRequest, ChatResponse, Message, ProviderError, Role, TokenUsage, ToolCall,
-    ToolDefinition,
+    ChatModel, ChatRequest, ChatResponse, Message, ProviderError, Role, ToolCall, ToolDefinition,
 };
 use earthverse_tool_registry::{CallStatus, ToolContext, ToolOutput};
 use serde_json::{json, Value};
@@ -653,20 +652,7 @@ impl Controller {
         request.deadline = Some(deadline);
         let now = Instant::now();
         let remaining = deadline.saturating_duration_since(now);
-        let mut log = ModelCallLog {
-            phase: phase.to_string(),
-            request_messages,
-            request_chars,
-            compacted,
-            text: String::new(),
-            tool_calls: Vec::new(),
-            finish_reason: None,
-            usage: TokenUsage::default(),
-            latency_s: 0.0,
-            retries: Vec::new(),
-            error: None,
-            raw: None,
-        };
+        let mut log = ModelCallLog::request(phase, request_messages, request_chars, compacted);
         if remaining.is_zero() {
             log.error = Some("deadline already passed".into());
             run.model_calls.push(log);
@@ -700,13 +686,7 @@ impl Controller {
                 run.builder.model_round(&response.usage);
                 run.builder.served(&response);
                 run.notes.provider_retries += response.retries.len() as u32;
-                log.text = response.text.clone();
-                log.tool_calls = response.tool_calls.clone();
-                log.finish_reason = Some(response.finish_reason.clone());
-                log.usage = response.usage;
-                log.latency_s = response.latency.as_secs_f64().max(log.latency_s);
-                log.retries = response.retries.clone();
-                log.raw = response.raw.clone();
+                log.reply(&response);
                 run.model_calls.push(log);
                 Ok(response)
             }

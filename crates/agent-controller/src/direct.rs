@@ -24,7 +24,7 @@ use crate::protocol::{parse_reply, Action, FinalAnswer};
 use crate::record::{ModelCallLog, RunRecord, RunRecordBuilder, TerminationReason};
 use crate::settings::ControllerSettings;
 use crate::toolbox::ToolBox;
-use earthverse_model_provider::{ChatModel, ChatRequest, Message, TokenUsage};
+use earthverse_model_provider::{ChatModel, ChatRequest, Message};
 use earthverse_package_model::evidence::list_package_files;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -194,15 +194,14 @@ pub async fn serialise(
                     });
                     continue;
                 }
-                let rendered = match (tool, &outcome.envelope.output) {
+                match (tool, &outcome.envelope.output) {
                     ("read_text_file", v) => v
                         .get("text")
                         .and_then(|t| t.as_str())
                         .map(str::to_string)
                         .unwrap_or_else(|| tools.render_output_text(v)),
                     (_, v) => tools.render_output_text(v),
-                };
-                rendered
+                }
             }
         };
         let room = remaining
@@ -284,20 +283,7 @@ pub async fn run_direct(
     request.sampling = settings.sampling.clone();
     let deadline = start + settings.budgets.task_time;
     request.deadline = Some(deadline);
-    let mut log = ModelCallLog {
-        phase: "direct".into(),
-        request_messages: messages.len(),
-        request_chars,
-        compacted: false,
-        text: String::new(),
-        tool_calls: Vec::new(),
-        finish_reason: None,
-        usage: TokenUsage::default(),
-        latency_s: 0.0,
-        retries: Vec::new(),
-        error: None,
-        raw: None,
-    };
+    let mut log = ModelCallLog::request("direct", messages.len(), request_chars, false);
     let call_start = Instant::now();
     let remaining = deadline.saturating_duration_since(call_start);
     let outcome = tokio::time::timeout(remaining, model.chat(request)).await;
@@ -324,11 +310,7 @@ pub async fn run_direct(
         Ok(Ok(response)) => {
             builder.model_round(&response.usage);
             builder.served(&response);
-            log.text = response.text.clone();
-            log.finish_reason = Some(response.finish_reason.clone());
-            log.usage = response.usage;
-            log.retries = response.retries.clone();
-            log.raw = response.raw.clone();
+            log.reply(&response);
             match parse_reply(&response.text) {
                 Ok(Action::Final(answer)) => (answer, TerminationReason::ModelFinal, None),
                 Ok(Action::ToolCall(call)) => (

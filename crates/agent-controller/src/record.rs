@@ -234,6 +234,40 @@ pub struct ModelCallLog {
     pub raw: Option<Value>,
 }
 
+impl ModelCallLog {
+    /// The log of a request about to be sent (`phase`, its size, whether
+    /// older observations were summarised); the reply fills in the rest.
+    pub fn request(phase: &str, messages: usize, chars: usize, compacted: bool) -> Self {
+        Self {
+            phase: phase.to_string(),
+            request_messages: messages,
+            request_chars: chars,
+            compacted,
+            text: String::new(),
+            tool_calls: Vec::new(),
+            finish_reason: None,
+            usage: TokenUsage::default(),
+            latency_s: 0.0,
+            retries: Vec::new(),
+            error: None,
+            raw: None,
+        }
+    }
+
+    /// Records a successful reply: text, calls, finish reason, usage,
+    /// retries, the raw body, and the longer of the measured and the
+    /// reported latency.
+    pub fn reply(&mut self, response: &earthverse_model_provider::ChatResponse) {
+        self.text = response.text.clone();
+        self.tool_calls = response.tool_calls.clone();
+        self.finish_reason = Some(response.finish_reason.clone());
+        self.usage = response.usage;
+        self.latency_s = response.latency.as_secs_f64().max(self.latency_s);
+        self.retries = response.retries.clone();
+        self.raw = response.raw.clone();
+    }
+}
+
 /// Controller-side facts of a run, for `run_notes.md`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunNotes {
