@@ -164,7 +164,7 @@ impl PresentedSession {
             .map(|d| {
                 format!(
                     "{} ({} tools, e.g. {})",
-                    family_name(&d.family),
+                    d.family.as_str(),
                     d.tool_count,
                     d.examples.join(", ")
                 )
@@ -179,18 +179,11 @@ impl PresentedSession {
             parameters: json!({
                 "type": "object",
                 "properties": {"domain": {"type": "string",
-                    "enum": h.domains.iter().map(|d| family_name(&d.family)).collect::<Vec<_>>()}},
+                    "enum": h.domains.iter().map(|d| d.family.as_str()).collect::<Vec<_>>()}},
                 "required": ["domain"]
             }),
         }
     }
-}
-
-fn family_name(family: &earthverse_tool_registry::ToolFamily) -> String {
-    serde_json::to_value(family)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 impl CatalogueSession for PresentedSession {

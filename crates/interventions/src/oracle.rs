@@ -229,13 +229,6 @@ fn families_of(path: &str, record: Option<&FileRecord>) -> Vec<ToolFamily> {
     out
 }
 
-fn family_name(family: ToolFamily) -> String {
-    serde_json::to_value(family)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 /// Keeps the lines that reveal nothing; the others go to `withheld`.
 fn keep_safe(task: &Task, lines: Vec<String>, withheld: &mut Vec<String>) -> Vec<String> {
     lines
@@ -360,7 +353,7 @@ pub fn oracle(
                 Bm25Router::default().top_k(&reference_text, &others, 5)
             };
             let operations = keep_safe(task, operations, &mut withheld);
-            let names: BTreeSet<String> = families.iter().map(|f| family_name(*f)).collect();
+            let names: BTreeSet<String> = families.iter().map(|f| f.as_str().to_string()).collect();
             let mut text = format!(
                 "Tool-subset oracle: tool classes useful for this task: {}.",
                 names.into_iter().collect::<Vec<_>>().join(", ")

@@ -499,13 +499,6 @@ impl HierarchicalCatalogue {
     }
 }
 
-fn family_key(f: ToolFamily) -> String {
-    serde_json::to_value(f)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 fn intended_use(f: ToolFamily) -> &'static str {
     match f {
         ToolFamily::Research => "Use to find, read and compute from package files.",
@@ -546,7 +539,7 @@ fn present_tool(i: usize, d: &ToolDescriptor, naming: Naming) -> PresentedTool {
             let shown = if d.family == ToolFamily::Research {
                 d.name.clone()
             } else {
-                format!("{}__{}", family_key(d.family), d.name)
+                format!("{}__{}", d.family.as_str(), d.name)
             };
             (
                 shown,
@@ -682,13 +675,16 @@ pub fn hierarchical(registry: &Registry, plan: &CataloguePlan) -> HierarchicalCa
             if !families.contains(&d.family) {
                 families.push(d.family);
             }
-            by_domain.entry(family_key(d.family)).or_default().push(t);
+            by_domain
+                .entry(d.family.as_str().to_string())
+                .or_default()
+                .push(t);
         }
     }
     let domains = families
         .into_iter()
         .map(|f| {
-            let tools = &by_domain[&family_key(f)];
+            let tools = &by_domain[f.as_str()];
             DomainSummary {
                 family: f,
                 tool_count: tools.len(),

@@ -32,6 +32,23 @@ pub enum ToolFamily {
     OutputAssembly,
 }
 
+impl ToolFamily {
+    /// The snake-case name, as serialised (`meteorology_climate`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolFamily::Research => "research",
+            ToolFamily::ReportsText => "reports_text",
+            ToolFamily::TimeSeries => "time_series",
+            ToolFamily::VectorExposure => "vector_exposure",
+            ToolFamily::RasterEo => "raster_eo",
+            ToolFamily::MeteorologyClimate => "meteorology_climate",
+            ToolFamily::FireGeophysics => "fire_geophysics",
+            ToolFamily::Infrastructure => "infrastructure",
+            ToolFamily::OutputAssembly => "output_assembly",
+        }
+    }
+}
+
 /// The release-relative directory of standard event packages, as the
 /// reference printed it in `path` fields (`reference-harness.md`).
 pub const STANDARD_PACKAGES_PREFIX: &str = "event_packages/standard_event_packages/packages";
@@ -256,4 +273,27 @@ pub trait Tool: Send + Sync {
     }
     /// Runs the call.
     async fn call(&self, ctx: &ToolContext, args: Value) -> ToolOutput;
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod family_name_tests {
+    use super::ToolFamily;
+
+    #[test]
+    fn as_str_is_the_serialised_name() {
+        for f in [
+            ToolFamily::Research,
+            ToolFamily::ReportsText,
+            ToolFamily::TimeSeries,
+            ToolFamily::VectorExposure,
+            ToolFamily::RasterEo,
+            ToolFamily::MeteorologyClimate,
+            ToolFamily::FireGeophysics,
+            ToolFamily::Infrastructure,
+            ToolFamily::OutputAssembly,
+        ] {
+            assert_eq!(serde_json::to_value(f).unwrap(), f.as_str());
+        }
+    }
 }
