@@ -257,17 +257,9 @@ pub fn oracle(
     kind: OracleKind,
     tools: &[ToolDescriptor],
 ) -> Result<Oracle, OracleError> {
-    let inventory: Vec<&str> = task
-        .event_files
-        .iter()
-        .map(|f| f.relative_path.as_str())
-        .collect();
-    let texts: Vec<&str> = [task.solution.as_deref(), task.compute_gt_py.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect();
+    let texts = task.reference_texts();
     let mut withheld = Vec::new();
-    let references = reference_files(&texts, &inventory);
+    let references = reference_files(&texts, &task.inventory_paths());
     if kind == OracleKind::ToolSubset {
         // The tool classes derive from every reference file; no path is shown.
     } else if references.is_empty() {

@@ -176,18 +176,7 @@ fn plan_event(
     let read = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| format!("{rel}: {e}"));
     let references: BTreeSet<String> = release
         .tasks_for_event(event)
-        .flat_map(|t| {
-            let inventory: Vec<&str> = t
-                .event_files
-                .iter()
-                .map(|f| f.relative_path.as_str())
-                .collect();
-            let texts: Vec<&str> = [t.solution.as_deref(), t.compute_gt_py.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect();
-            reference_files(&texts, &inventory)
-        })
+        .flat_map(|t| reference_files(&t.reference_texts(), &t.inventory_paths()))
         .collect();
     let mut edit = Edit::default();
     match kind {

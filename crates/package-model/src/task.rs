@@ -87,6 +87,23 @@ pub struct Task {
 }
 
 impl Task {
+    /// The hidden reference texts, those present: the expert solution and
+    /// `compute_gt.py`.
+    pub fn reference_texts(&self) -> Vec<&str> {
+        [self.solution.as_deref(), self.compute_gt_py.as_deref()]
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// The package-relative paths of the `event_files` inventory, in order.
+    pub fn inventory_paths(&self) -> Vec<&str> {
+        self.event_files
+            .iter()
+            .map(|f| f.relative_path.as_str())
+            .collect()
+    }
+
     /// The difficulty level, from `difficulty` or else the ground truth's
     /// `difficulty_level`.
     pub fn difficulty_level(&self) -> Option<DifficultyLevel> {

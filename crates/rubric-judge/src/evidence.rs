@@ -18,16 +18,7 @@ use std::sync::OnceLock;
 /// The files of a task's reference analysis: inventory paths named by the
 /// expert solution or `compute_gt.py`.
 pub fn task_reference_files(task: &Task) -> Vec<String> {
-    let inventory: Vec<&str> = task
-        .event_files
-        .iter()
-        .map(|f| f.relative_path.as_str())
-        .collect();
-    let texts: Vec<&str> = [task.solution.as_deref(), task.compute_gt_py.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect();
-    reference_files(&texts, &inventory)
+    reference_files(&task.reference_texts(), &task.inventory_paths())
 }
 
 /// The claims `earthverse score` writes into a record: the ledger of the
