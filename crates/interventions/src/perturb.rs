@@ -432,31 +432,18 @@ fn link_or_copy(from: &Path, to: &Path) -> Result<(), PerturbError> {
 }
 
 fn copy_tree(from: &Path, to: &Path) -> Result<(), PerturbError> {
-    for entry in walk(from) {
-        let rel = entry.strip_prefix(from).unwrap_or(&entry);
-        link_or_copy(&entry, &to.join(rel))?;
+    for entry in walkdir::WalkDir::new(from).sort_by_file_name() {
+        let entry = entry.map_err(|e| PerturbError::Io {
+            path: e.path().unwrap_or(from).to_path_buf(),
+            source: e.into(),
+        })?;
+        if entry.file_type().is_dir() {
+            continue;
+        }
+        let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
+        link_or_copy(entry.path(), &to.join(rel))?;
     }
     Ok(())
-}
-
-fn walk(root: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.push(path);
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 fn write_new(path: &Path, bytes: &[u8]) -> Result<(), PerturbError> {

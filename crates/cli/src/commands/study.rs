@@ -422,26 +422,31 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
     Ok(worst)
 }
 
-/// The oracle kind a manifest condition names (`oracle = "plan"`).
-fn oracle_of(
-    condition: &RunCondition,
-) -> anyhow::Result<Option<earthverse_interventions::OracleKind>> {
-    match &condition.oracle {
+/// The kind a manifest condition names for `key` (`oracle = "plan"`,
+/// `perturbation = "missing"`).
+fn kind_of<K: std::str::FromStr<Err = String>>(
+    key: &str,
+    value: &Option<Value>,
+) -> anyhow::Result<Option<K>> {
+    match value {
         None => Ok(None),
         Some(Value::String(kind)) => Ok(Some(kind.parse().map_err(anyhow::Error::msg)?)),
-        Some(other) => bail!("oracle must be an oracle kind, not {other}"),
+        Some(other) => bail!("{key} must be a kind name, not {other}"),
     }
 }
 
-/// The perturbation a manifest condition names (`perturbation = "missing"`).
+/// The oracle kind of a manifest condition.
+fn oracle_of(
+    condition: &RunCondition,
+) -> anyhow::Result<Option<earthverse_interventions::OracleKind>> {
+    kind_of("oracle", &condition.oracle)
+}
+
+/// The perturbation of a manifest condition.
 fn perturbation_of(
     condition: &RunCondition,
 ) -> anyhow::Result<Option<earthverse_interventions::PerturbationKind>> {
-    match &condition.perturbation {
-        None => Ok(None),
-        Some(Value::String(kind)) => Ok(Some(kind.parse().map_err(anyhow::Error::msg)?)),
-        Some(other) => bail!("perturbation must be a perturbation kind, not {other}"),
-    }
+    kind_of("perturbation", &condition.perturbation)
 }
 
 /// Seed of the perturbed releases a study makes (App. C.5's seed).
