@@ -68,15 +68,13 @@ fn collect(path: &str, leaf: &str, value: &Value, out: &mut Vec<Target>) {
 }
 
 /// The tolerance a number is matched within: the task's stated tolerance
-/// for the field (by its leaf name), at least 0.5% of the value (ours: a
+/// for the field (by its leaf name, from `stated`), at least 0.5% of the value (ours: a
 /// rounding that keeps the value recognisable still counts as the value).
-fn tolerance(task: &Task, leaf: &str, value: f64) -> f64 {
-    let stated = task
-        .ground_truth
-        .absolute_tolerances()
-        .into_iter()
+fn tolerance(stated: &[(String, f64)], leaf: &str, value: f64) -> f64 {
+    let stated = stated
+        .iter()
         .filter(|(name, _)| name == leaf || name.rsplit('.').next() == Some(leaf))
-        .map(|(_, t)| t)
+        .map(|(_, t)| *t)
         .fold(0.0, f64::max);
     stated.max(value.abs() * 0.005).max(1e-9)
 }
@@ -154,13 +152,14 @@ pub fn guard(text: &str, task: &Task) -> Vec<Leak> {
     let question = task.question.to_lowercase();
     let question_numbers = numbers_in(&task.question);
     let text_numbers = numbers_in(text);
+    let stated = task.ground_truth.absolute_tolerances();
     let lower = text.to_lowercase();
     let mut leaks = Vec::new();
     for target in targets(task) {
         match &target.value {
             Value::Number(n) => {
                 let Some(v) = n.as_f64() else { continue };
-                let tol = tolerance(task, &target.leaf, v);
+                let tol = tolerance(&stated, &target.leaf, v);
                 let near = |x: f64| (x - v).abs() <= tol;
                 if question_numbers.iter().any(|(x, _)| near(*x)) {
                     continue;
