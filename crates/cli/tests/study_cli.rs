@@ -275,14 +275,17 @@ fn the_report_matches_an_independent_computation_of_the_paired_deltas() {
     assert!(page.contains("compressed-direct") && page.contains("ΔCore"));
 }
 
-#[test]
-fn a_bad_manifest_is_refused_with_the_file_and_the_key() {
+/// `study run` of a manifest whose one condition `a` has `line`: it must
+/// fail; its stderr.
+fn refused_with(line: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     let manifest = dir.path().join("bad.toml");
     std::fs::write(
         &manifest,
-        "name = \"bad\"\nreference = \"a\"\n[tasks]\nall = true\n\
-         [[conditions]]\nname = \"a\"\ncatalog = \"topk:20\"\n",
+        format!(
+            "name = \"bad\"\nreference = \"a\"\n[tasks]\nall = true\n\
+             [[conditions]]\nname = \"a\"\n{line}\n"
+        ),
     )
     .unwrap();
     let output = earthverse()
@@ -299,32 +302,17 @@ fn a_bad_manifest_is_refused_with_the_file_and_the_key() {
         .output()
         .unwrap();
     assert!(!output.status.success());
-    let err = String::from_utf8_lossy(&output.stderr);
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[test]
+fn a_bad_manifest_is_refused_with_the_file_and_the_key() {
+    let err = refused_with("catalog = \"topk:20\"");
     assert!(
         err.contains("bad.toml") && err.contains("`catalog`"),
         "{err}"
     );
-    std::fs::write(
-        &manifest,
-        "name = \"bad\"\nreference = \"a\"\n[tasks]\nall = true\n\
-         [[conditions]]\nname = \"a\"\ncatalogue = \"topk:0\"\n",
-    )
-    .unwrap();
-    let output = earthverse()
-        .args(["study", "run"])
-        .arg(&manifest)
-        .args([
-            "--agent",
-            "baseline",
-            "--release",
-            "fixtures/release",
-            "--out",
-        ])
-        .arg(dir.path().join("out"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success());
+    let err = refused_with("catalogue = \"topk:0\"");
     assert!(
         err.contains("--catalogue") && err.contains("condition `a`"),
         "{err}"
