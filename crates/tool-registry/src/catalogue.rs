@@ -574,10 +574,6 @@ pub fn ordered_descriptors(registry: &Registry) -> Vec<ToolDescriptor> {
     research
 }
 
-fn ordered(registry: &Registry) -> Vec<ToolDescriptor> {
-    ordered_descriptors(registry)
-}
-
 /// Builds the catalogue a run sees for `task_text` under `plan`.
 pub fn present(
     registry: &Registry,
@@ -585,7 +581,7 @@ pub fn present(
     task_text: &str,
     router: &dyn ToolRouter,
 ) -> PresentedCatalogue {
-    present_from(&ordered(registry), plan, task_text, router)
+    present_from(&ordered_descriptors(registry), plan, task_text, router)
 }
 
 /// [`present`] over tools already in catalogue order
@@ -661,7 +657,7 @@ fn present_selection(
 
 /// The hierarchical catalogue of a registry.
 pub fn hierarchical(registry: &Registry, plan: &CataloguePlan) -> HierarchicalCatalogue {
-    let all = ordered(registry);
+    let all = ordered_descriptors(registry);
     let mut base = Vec::new();
     let mut by_domain: BTreeMap<String, Vec<PresentedTool>> = BTreeMap::new();
     let mut families: Vec<ToolFamily> = Vec::new();
