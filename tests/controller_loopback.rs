@@ -244,7 +244,9 @@ async fn every_loopback_run_ends_with_a_record() {
     };
     let reason = |t: &Trajectory| {
         (
-            t.diagnostics.run_status.to_string(),
+            t.diagnostics
+                .run_status
+                .map_or_else(String::new, |s| s.to_string()),
             t.diagnostics
                 .termination_reason
                 .as_ref()
@@ -283,7 +285,7 @@ async fn every_loopback_run_ends_with_a_record() {
     );
     let truncated = load("CSX-904");
     assert!(
-        truncated.diagnostics.run_status.as_str() == "error",
+        truncated.diagnostics.run_status == Some(earthverse_agent_controller::RunStatus::Error),
         "truncated JSON: {:?}",
         reason(&truncated)
     );

@@ -109,7 +109,7 @@ pub use conditions::{
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
 pub use record::{
-    Diagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus, TerminationReason,
+    RunDiagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus, TerminationReason,
     ToolCallRecord, Trajectory,
 };
 pub use settings::{
