@@ -1,10 +1,10 @@
 //! Scoring many runs: loading tasks and recorded runs from disk, resuming
 //! an output JSONL file, and agreement with the published scores.
 
-use crate::agreement::{agreement, Agreement};
 use crate::error::{JudgeError, Result};
 use crate::input::{RunContext, TaskContext};
 use crate::record::EvaluationRecord;
+use crate::{agreement, Agreement};
 use earthverse_package_model::release::parse_json_record;
 use earthverse_package_model::RecordedRun;
 use rayon::prelude::*;
