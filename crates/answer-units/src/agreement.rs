@@ -206,6 +206,7 @@ pub fn within(diffs: &[f64], k: f64) -> Option<f64> {
 /// use earthverse_answer_units::shown;
 /// assert_eq!(format!("{:5.2}", shown(Some(1.0))), " 1.00");
 /// assert_eq!(format!("{:>5.2}", shown(None)), "  n/a");
+/// assert_eq!(format!("{:.2}", shown(None)), "n/a");
 /// ```
 pub fn shown(value: Option<f64>) -> Shown {
     Shown(value)
@@ -219,7 +220,9 @@ impl std::fmt::Display for Shown {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.0 {
             Some(v) => std::fmt::Display::fmt(&v, f),
-            None => f.pad("n/a"),
+            // Right-aligned to the width like a number; the precision
+            // (which `pad` would apply as a maximum length) is not a width.
+            None => write!(f, "{:>width$}", "n/a", width = f.width().unwrap_or(0)),
         }
     }
 }
