@@ -16,8 +16,7 @@ use earthverse_agent_controller::batch::{run_batch, BatchSettings, NoProgress};
 use earthverse_agent_controller::{Agent, AgentError, AgentFactory, Solver};
 use earthverse_agent_controller::{ControllerSettings, Protocol, TaskInput, Trajectory};
 use earthverse_loopback_server::{
-    spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script, ScriptToolCall,
-    ScriptUsage,
+    start, Body, Interaction, LoopbackServer, Reply, Script, ScriptToolCall, ScriptUsage,
 };
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
@@ -30,11 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn server(script: &Script) -> LoopbackServer {
-    spawn_loopback_with(
-        Path::new(env!("CARGO_BIN_EXE_earthverse-judge-loopback")),
-        script,
-    )
-    .expect("loopback server starts")
+    start(script).expect("loopback server starts")
 }
 
 fn text(t: &str) -> Reply {

@@ -170,6 +170,7 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -172,6 +172,7 @@ impl<'de> Deserialize<'de> for TerminationReason {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod status_tests {
     use super::*;
 
