@@ -302,6 +302,7 @@ pub fn is_tuning_event(event_id: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
