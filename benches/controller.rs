@@ -91,7 +91,10 @@ fn main() {
             let started = Instant::now();
             let record = runtime.block_on(controller.run_task(&task));
             let elapsed = started.elapsed().as_secs_f64();
-            assert_eq!(record.trajectory.diagnostics.model_rounds as usize, ROUNDS);
+            assert_eq!(
+                record.trajectory.diagnostics.model_rounds,
+                Some(ROUNDS as u64)
+            );
             assert_eq!(
                 record.trajectory.diagnostics.termination_reason,
                 Some(earthverse_agent_controller::TerminationReason::ModelFinal)

@@ -16,8 +16,7 @@ use earthverse_agent_controller::batch::{run_batch, BatchSettings, NoProgress};
 use earthverse_agent_controller::{Agent, AgentError, AgentFactory, Solver};
 use earthverse_agent_controller::{ControllerSettings, Protocol, TaskInput, Trajectory};
 use earthverse_loopback_server::{
-    spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script, ScriptToolCall,
-    ScriptUsage,
+    start, Body, Interaction, LoopbackServer, Reply, Script, ScriptToolCall, ScriptUsage,
 };
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
@@ -30,11 +29,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 fn server(script: &Script) -> LoopbackServer {
-    spawn_loopback_with(
-        Path::new(env!("CARGO_BIN_EXE_earthverse-judge-loopback")),
-        script,
-    )
-    .expect("loopback server starts")
+    start(script).expect("loopback server starts")
 }
 
 fn text(t: &str) -> Reply {
@@ -244,7 +239,9 @@ async fn every_loopback_run_ends_with_a_record() {
     };
     let reason = |t: &Trajectory| {
         (
-            t.diagnostics.run_status.to_string(),
+            t.diagnostics
+                .run_status
+                .map_or_else(String::new, |s| s.to_string()),
             t.diagnostics
                 .termination_reason
                 .as_ref()
@@ -283,7 +280,7 @@ async fn every_loopback_run_ends_with_a_record() {
     );
     let truncated = load("CSX-904");
     assert!(
-        truncated.diagnostics.run_status.as_str() == "error",
+        truncated.diagnostics.run_status == Some(earthverse_agent_controller::RunStatus::Error),
         "truncated JSON: {:?}",
         reason(&truncated)
     );

@@ -7,9 +7,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use earthverse_loopback_server::{
-    spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script,
-};
+use earthverse_loopback_server::{start, Body, Interaction, LoopbackServer, Reply, Script};
 use earthverse_model_provider::{ChatModel, OpenAiCompatible, OpenAiConfig};
 use earthverse_rubric_judge::{
     evaluate_deterministic, find_runs, load_tasks, AnswerUnitsScorer, EvaluationRecord, Judge,
@@ -17,7 +15,6 @@ use earthverse_rubric_judge::{
 };
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
@@ -25,11 +22,7 @@ const MARKED_TASK: &str = "FIX-001_Q1";
 const MARKED_SYSTEM: &str = "fixture-careful-agent";
 
 fn server(script: &Script) -> LoopbackServer {
-    spawn_loopback_with(
-        Path::new(env!("CARGO_BIN_EXE_earthverse-judge-loopback")),
-        script,
-    )
-    .expect("loopback server starts")
+    start(script).expect("loopback server starts")
 }
 
 fn judge_model(server: &LoopbackServer) -> Arc<dyn ChatModel> {

@@ -41,7 +41,12 @@ fn answers(system_dir: &Path) -> BTreeMap<String, (String, serde_json::Value)> {
         .map(|t| {
             (
                 t.task_id.clone(),
-                (t.diagnostics.run_status.to_string(), t.final_answer),
+                (
+                    t.diagnostics
+                        .run_status
+                        .map_or_else(String::new, |s| s.to_string()),
+                    t.final_answer,
+                ),
             )
         })
         .collect()

@@ -193,9 +193,11 @@ pub enum TaskStatus {
     Stopped,
 }
 
-/// The outcome of one task.
+/// What the batch runner did with one task: its status, and for a task it
+/// ran, the termination, cost and wall time (not a scored outcome: those are
+/// `earthverse-stats-bootstrap`'s `TaskOutcome`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskOutcome {
+pub struct BatchTaskSummary {
     /// Task id.
     pub task_id: String,
     /// Status.
@@ -215,7 +217,7 @@ pub trait BatchObserver: Send + Sync {
     /// A task started.
     fn started(&self, _task_id: &str) {}
     /// A task finished or was skipped.
-    fn finished(&self, _outcome: &TaskOutcome) {}
+    fn finished(&self, _outcome: &BatchTaskSummary) {}
 }
 
 /// An observer that ignores everything.
@@ -242,7 +244,7 @@ pub struct BatchSummary {
     /// Cost of the runs made now.
     pub cost_usd: f64,
     /// Every outcome, sorted by task id.
-    pub outcomes: Vec<TaskOutcome>,
+    pub outcomes: Vec<BatchTaskSummary>,
 }
 
 /// Whether `<task_dir>/trajectory.json` exists and says `ok`.
@@ -324,7 +326,7 @@ pub async fn run_batch(
 
 fn collect(
     summary: &mut BatchSummary,
-    done: std::result::Result<TaskOutcome, tokio::task::JoinError>,
+    done: std::result::Result<BatchTaskSummary, tokio::task::JoinError>,
 ) {
     let Ok(outcome) = done else {
         // run_one catches panics of the run itself; a panic here is in
@@ -348,9 +350,9 @@ async fn run_one(
     solver: Arc<dyn Solver>,
     settings: &BatchSettings,
     observer: &dyn BatchObserver,
-) -> TaskOutcome {
+) -> BatchTaskSummary {
     let task_dir = settings.task_dir(&task.task_id);
-    let skipped = |status| TaskOutcome {
+    let skipped = |status| BatchTaskSummary {
         task_id: task.task_id.clone(),
         status,
         termination_reason: None,
@@ -406,7 +408,7 @@ async fn run_one(
         }
     };
     let d = &record.trajectory.diagnostics;
-    let mut outcome = TaskOutcome {
+    let mut outcome = BatchTaskSummary {
         task_id: record.trajectory.task_id.clone(),
         status: if record.trajectory.is_ok() {
             TaskStatus::Ok
@@ -414,8 +416,8 @@ async fn run_one(
             TaskStatus::Error
         },
         termination_reason: d.termination_reason.clone(),
-        cost_usd: d.cost_usd,
-        latency_s: d.latency_s,
+        cost_usd: d.cost(),
+        latency_s: d.latency_s.unwrap_or(0.0),
     };
     if outcome.status == TaskStatus::Error
         && settings.limits.as_ref().is_some_and(|l| l.refused_here())

@@ -75,7 +75,7 @@
 //!     question_path: None, scratch_dir: std::env::temp_dir() };
 //! let record = controller.run_task(&task).await;
 //! let d = &record.trajectory.diagnostics;
-//! assert_eq!(d.run_status, earthverse_agent_controller::RunStatus::Ok);
+//! assert_eq!(d.run_status, Some(earthverse_agent_controller::RunStatus::Ok));
 //! assert_eq!(d.termination_reason, Some(earthverse_agent_controller::TerminationReason::ModelFinal));
 //! assert_eq!(record.trajectory.tool_calls[0].output.text, "{\n  \"chars\": 5\n}");
 //! assert_eq!(record.trajectory.final_answer, json!({"chars": 5}));
@@ -109,7 +109,7 @@ pub use conditions::{
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
 pub use record::{
-    Diagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus, TerminationReason,
+    RunDiagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus, TerminationReason,
     ToolCallRecord, Trajectory,
 };
 pub use settings::{

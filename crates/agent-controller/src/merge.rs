@@ -231,7 +231,7 @@ pub fn check(dirs: &[PathBuf]) -> Result<Vec<SystemCheck>> {
                         t.task_id.clone(),
                         FoundRecord {
                             record_sha256: sha256_file(&path)?,
-                            run_status: t.diagnostics.run_status,
+                            run_status: t.diagnostics.run_status.unwrap_or(RunStatus::Error),
                             dir: task_dir,
                         },
                     )),

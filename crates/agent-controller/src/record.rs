@@ -13,7 +13,7 @@ use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
 
-pub use earthverse_package_model::{RunStatus, TerminationReason};
+pub use earthverse_package_model::{RunDiagnostics, RunStatus, TerminationReason, TokenCount};
 
 /// A text field of a recorded tool call (`{text, truncated, original_chars}`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -84,47 +84,6 @@ pub struct ToolCallRecord {
     pub evidence_files: Vec<String>,
 }
 
-/// `diagnostics` of a record: the public fields plus cached tokens, cost
-/// and, for failed runs, the error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Diagnostics {
-    /// `ok` or `error`.
-    pub run_status: RunStatus,
-    /// `model_final`, `round_limit`, `research_time_limit`, those with
-    /// `_fallback`; for failed runs `format_error`, `model_error` or
-    /// `controller_error`.
-    pub termination_reason: Option<TerminationReason>,
-    /// Wall time of the run in seconds.
-    pub latency_s: f64,
-    /// Tool calls made.
-    pub tool_calls: u32,
-    /// Successful model calls.
-    pub model_rounds: u32,
-    /// Calls of `read_text_file`, `summarize_table_or_json`, `inspect_image`.
-    pub file_reads: u32,
-    /// Distinct evidence paths over all calls.
-    pub unique_evidence_files: u32,
-    /// Calls of `python_exec`.
-    pub python_calls: u32,
-    /// Calls with `ok: false`.
-    pub tool_errors: u32,
-    /// Prompt tokens over all model calls.
-    pub prompt_tokens: u64,
-    /// Completion tokens over all model calls.
-    pub completion_tokens: u64,
-    /// Prompt plus completion tokens.
-    pub total_tokens: u64,
-    /// Prompt tokens served from a provider cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached_tokens: Option<u64>,
-    /// Cost from the price table; `null` when no price is known.
-    #[serde(default)]
-    pub cost_usd: Option<f64>,
-    /// Why a failed run failed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
 /// `trajectory.json`: the public recorded-run schema.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Trajectory {
@@ -137,8 +96,9 @@ pub struct Trajectory {
     /// Judge scores; an empty object `{}` until judged.
     #[serde(default = "empty_object")]
     pub scores: Value,
-    /// Run diagnostics.
-    pub diagnostics: Diagnostics,
+    /// Run diagnostics: the one diagnostics type of the writer and every
+    /// reader (`earthverse-run-schema`); our runner fills every field.
+    pub diagnostics: RunDiagnostics,
     /// Every tool call, failed ones included.
     pub tool_calls: Vec<ToolCallRecord>,
     /// Evidence items of the final answer.
@@ -197,8 +157,14 @@ impl Trajectory {
 
     /// Whether the run finished (`run_status: ok`).
     pub fn is_ok(&self) -> bool {
-        self.diagnostics.run_status == RunStatus::Ok
+        self.diagnostics.run_status == Some(RunStatus::Ok)
     }
+}
+
+/// `run_status` as written in the Markdown artifacts (`error` when a
+/// record read back has none).
+fn status_name(d: &RunDiagnostics) -> String {
+    d.run_status.unwrap_or(RunStatus::Error).to_string()
 }
 
 fn empty_object() -> Value {
@@ -332,22 +298,23 @@ impl RunRecord {
                 model_id: model_id.to_string(),
                 model_name: model_id.to_string(),
                 scores: empty_object(),
-                diagnostics: Diagnostics {
-                    run_status: RunStatus::Error,
+                diagnostics: RunDiagnostics {
+                    run_status: Some(RunStatus::Error),
                     termination_reason: Some(TerminationReason::ControllerError),
-                    latency_s: 0.0,
-                    tool_calls: 0,
-                    model_rounds: 0,
-                    file_reads: 0,
-                    unique_evidence_files: 0,
-                    python_calls: 0,
-                    tool_errors: 0,
-                    prompt_tokens: 0,
-                    completion_tokens: 0,
-                    total_tokens: 0,
+                    latency_s: Some(0.0),
+                    tool_calls: Some(0),
+                    model_rounds: Some(0),
+                    file_reads: Some(0),
+                    unique_evidence_files: Some(0),
+                    python_calls: Some(0),
+                    tool_errors: Some(0),
+                    prompt_tokens: Some(0),
+                    completion_tokens: Some(0),
+                    total_tokens: Some(TokenCount::Count(0)),
                     cached_tokens: Some(0),
-                    cost_usd: None,
+                    cost_usd: Some(None),
                     error: Some(message.to_string()),
+                    extra: serde_json::Map::new(),
                 },
                 tool_calls: Vec::new(),
                 evidence: Vec::new(),
@@ -402,7 +369,7 @@ impl RunRecord {
             "# Answer: {} ({})\n\nrun_status: {} · termination: {}\n\n## Final answer\n\n```json\n{}\n```\n",
             t.task_id,
             t.model_id,
-            t.diagnostics.run_status,
+            status_name(&t.diagnostics),
             t.diagnostics
                 .termination_reason
                 .as_ref()
@@ -468,8 +435,9 @@ impl RunRecord {
             "# Run notes: {} ({})\n\n| field | value |\n|---|---|\n",
             self.trajectory.task_id, self.trajectory.model_id
         );
+        let count = |v: Option<u64>| v.unwrap_or(0).to_string();
         let rows: Vec<(&str, String)> = vec![
-            ("run_status", d.run_status.to_string()),
+            ("run_status", status_name(d)),
             (
                 "termination_reason",
                 d.termination_reason
@@ -477,19 +445,19 @@ impl RunRecord {
                     .map(TerminationReason::name)
                     .unwrap_or_default(),
             ),
-            ("latency_s", format!("{:.3}", d.latency_s)),
-            ("model_rounds", d.model_rounds.to_string()),
-            ("tool_calls", d.tool_calls.to_string()),
-            ("tool_errors", d.tool_errors.to_string()),
-            ("file_reads", d.file_reads.to_string()),
-            ("python_calls", d.python_calls.to_string()),
-            ("unique_evidence_files", d.unique_evidence_files.to_string()),
-            ("prompt_tokens", d.prompt_tokens.to_string()),
-            ("completion_tokens", d.completion_tokens.to_string()),
-            ("cached_tokens", d.cached_tokens.unwrap_or(0).to_string()),
+            ("latency_s", format!("{:.3}", d.latency_s.unwrap_or(0.0))),
+            ("model_rounds", count(d.model_rounds)),
+            ("tool_calls", count(d.tool_calls)),
+            ("tool_errors", count(d.tool_errors)),
+            ("file_reads", count(d.file_reads)),
+            ("python_calls", count(d.python_calls)),
+            ("unique_evidence_files", count(d.unique_evidence_files)),
+            ("prompt_tokens", count(d.prompt_tokens)),
+            ("completion_tokens", count(d.completion_tokens)),
+            ("cached_tokens", count(d.cached_tokens)),
             (
                 "cost_usd",
-                d.cost_usd
+                d.cost()
                     .map(|c| format!("{c:.6}"))
                     .unwrap_or("unknown".into()),
             ),
@@ -664,41 +632,46 @@ impl RunRecordBuilder {
         status: RunStatus,
         termination: TerminationReason,
         error: Option<String>,
-    ) -> Diagnostics {
+    ) -> RunDiagnostics {
         let records = &self.tool_calls;
         let count = |names: &[&str]| {
             records
                 .iter()
                 .filter(|r| names.contains(&r.tool.as_str()))
-                .count() as u32
+                .count() as u64
         };
         let unique: std::collections::BTreeSet<&str> = records
             .iter()
             .flat_map(|r| r.evidence_files.iter().map(String::as_str))
             .collect();
         let usage = self.usage;
-        Diagnostics {
-            run_status: status,
+        RunDiagnostics {
+            run_status: Some(status),
             termination_reason: Some(termination),
-            latency_s: (self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0,
-            tool_calls: records.len() as u32,
-            model_rounds: self.rounds,
-            file_reads: count(&["read_text_file", "summarize_table_or_json", "inspect_image"]),
-            unique_evidence_files: unique.len() as u32,
-            python_calls: count(&["python_exec"]),
-            tool_errors: records.iter().filter(|r| !r.ok).count() as u32,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            total_tokens: usage.total(),
+            latency_s: Some((self.started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0),
+            tool_calls: Some(records.len() as u64),
+            model_rounds: Some(u64::from(self.rounds)),
+            file_reads: Some(count(&[
+                "read_text_file",
+                "summarize_table_or_json",
+                "inspect_image",
+            ])),
+            unique_evidence_files: Some(unique.len() as u64),
+            python_calls: Some(count(&["python_exec"])),
+            tool_errors: Some(records.iter().filter(|r| !r.ok).count() as u64),
+            prompt_tokens: Some(usage.prompt_tokens),
+            completion_tokens: Some(usage.completion_tokens),
+            total_tokens: Some(TokenCount::Count(usage.total())),
             cached_tokens: Some(usage.cached_tokens),
-            cost_usd: self.price.map(|p| {
+            cost_usd: Some(self.price.map(|p| {
                 p.cost(
                     usage.prompt_tokens,
                     usage.cached_tokens,
                     usage.completion_tokens,
                 )
-            }),
+            })),
             error,
+            extra: serde_json::Map::new(),
         }
     }
 

@@ -10,7 +10,7 @@ use earthverse_agent_controller::{
     RunRecord, TaskInput, ToolBox, ToolNames, TurnBudget,
 };
 use earthverse_model_provider::{ChatRequest, ScriptedModel};
-use earthverse_package_model::{RecordedRun, Release};
+use earthverse_package_model::{RecordedRun, Release, RunStatus};
 use earthverse_tool_registry::catalogue::{present, Bm25Router, ToolRouter};
 use earthverse_tool_registry::{Registry, ResearchToolsConfig, RESEARCH_TOOL_NAMES};
 use serde_json::{json, Value};
@@ -113,7 +113,10 @@ async fn top_20_offers_the_research_tools_and_the_routers_twenty_for_the_task() 
         Protocol::JsonInMessage,
     )
     .await;
-    assert_eq!(record.trajectory.diagnostics.run_status.as_str(), "ok");
+    assert_eq!(
+        record.trajectory.diagnostics.run_status,
+        Some(RunStatus::Ok)
+    );
     let offered = catalogue_names(&requests[0]);
     assert_eq!(offered.len(), 26, "{offered:?}");
     assert_eq!(&offered[..6], &RESEARCH_TOOL_NAMES.map(String::from));
@@ -235,7 +238,7 @@ async fn compressed_direct_makes_one_request_with_no_tools_over_a_bounded_summar
         assert_eq!(requests.len(), 1, "{mode}: one model call");
         assert!(requests[0].tools.is_empty(), "{mode}: no tools offered");
         assert!(record.trajectory.tool_calls.is_empty());
-        assert_eq!(record.trajectory.diagnostics.model_rounds, 1);
+        assert_eq!(record.trajectory.diagnostics.model_rounds, Some(1));
         let input = record
             .trajectory
             .direct_input

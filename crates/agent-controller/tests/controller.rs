@@ -169,7 +169,7 @@ async fn run(model: Arc<Scripted>, settings: ControllerSettings) -> RunRecord {
 fn status(r: &RunRecord) -> (&str, &str) {
     let d = &r.trajectory.diagnostics;
     (
-        d.run_status.as_str(),
+        d.run_status.map_or("", |s| s.as_str()),
         d.termination_reason
             .as_ref()
             .map_or("", TerminationReason::as_str),
@@ -202,14 +202,14 @@ async fn tool_then_final_gives_a_complete_record() {
     let d = &t.diagnostics;
     assert_eq!(
         (d.tool_calls, d.model_rounds, d.python_calls, d.tool_errors),
-        (3, 4, 1, 1)
+        (Some(3), Some(4), Some(1), Some(1))
     );
     assert_eq!(
-        (d.prompt_tokens, d.completion_tokens, d.total_tokens),
-        (400, 40, 440)
+        (d.prompt_tokens, d.completion_tokens, d.total_tokens()),
+        (Some(400), Some(40), Some(440))
     );
     assert_eq!(d.cached_tokens, Some(160));
-    let cost = d.cost_usd.unwrap();
+    let cost = d.cost().unwrap();
     assert!((cost - (240.0 * 1.0 + 160.0 * 0.5 + 40.0 * 10.0) / 1e6).abs() < 1e-12);
     // Evidence paths become release-relative; python code goes to a snippet.
     assert_eq!(
@@ -281,7 +281,7 @@ async fn two_repairs_then_failure() {
     )
     .await;
     assert_eq!(status(&failed), ("error", "format_error"));
-    assert_eq!(failed.trajectory.diagnostics.model_rounds, 3);
+    assert_eq!(failed.trajectory.diagnostics.model_rounds, Some(3));
     assert_eq!(failed.trajectory.final_answer["answer"], Value::Null);
 }
 
@@ -298,7 +298,7 @@ async fn round_limit_forces_finalisation_and_falls_back() {
     let model = Scripted::new(script, None);
     let r = run(model.clone(), settings.clone()).await;
     assert_eq!(status(&r), ("ok", "round_limit"));
-    assert_eq!(r.trajectory.diagnostics.model_rounds, 4);
+    assert_eq!(r.trajectory.diagnostics.model_rounds, Some(4));
     assert_eq!(r.trajectory.final_answer, json!({"peak": 9}));
     let last = model
         .requests()

@@ -13,7 +13,7 @@
 //! figures through the package model; this example reads the JSON directly.)
 
 use earthverse_answer_units::{
-    agreement, extract_label_aliases, extract_tolerances, is_tuning_event, score_task,
+    agreement, extract_label_aliases, extract_tolerances, is_tuning_event, score_task, shown,
     system_gap_noise, Agreement, Rules, RunPair, ScoringContext,
 };
 use serde_json::Value;
@@ -148,7 +148,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let show = |name: &str, a: &Agreement| {
         println!(
             "{name:>9}: runs {:4} MAE {:5.2} bias {:+5.2} pearson {:.3} spearman {:.3} within5 {:5.1}% within10 {:5.1}% max-system-gap {:4.2} system-r {:.3}",
-            a.runs, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10, a.max_system_gap, a.system_pearson
+            a.runs, shown(a.mae), shown(a.bias), shown(a.pearson), shown(a.spearman), shown(a.within5), shown(a.within10), shown(a.max_system_gap), shown(a.system_pearson)
         );
     };
     show("tune", &agreement(&sets[0]));
@@ -185,15 +185,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     ..p.clone()
                 })
                 .collect();
-            let mae = agreement(&scaled).mae;
+            let mae = shown(agreement(&scaled).mae);
             let noise = system_gap_noise(&scaled, &held_out_tasks, 3.0, 5000, 2026);
             println!(
                 "  noise x{scale:.1}: MAE {mae:5.2} largest gap median {:5.2} p90 {:5.2} all within 3 in {:5.1}% observed {:5.2} reached in {:5.1}%",
-                noise.median_max_gap,
-                noise.p90_max_gap,
-                100.0 * noise.share_all_within,
-                noise.observed_max_gap,
-                100.0 * noise.share_at_least_observed
+                shown(noise.median_max_gap),
+                shown(noise.p90_max_gap),
+                shown(noise.share_all_within.map(|s| 100.0 * s)),
+                shown(noise.observed_max_gap),
+                shown(noise.share_at_least_observed.map(|s| 100.0 * s))
             );
         }
     }

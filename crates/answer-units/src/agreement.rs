@@ -1,6 +1,16 @@
-//! Agreement between our unit accuracy and the published judge's.
+//! Agreement between our scores and the published judge's: the one
+//! agreement-statistics module of the workspace (MAE, bias, Pearson,
+//! Spearman, share within k points, per-system means, the per-system noise
+//! floor), used by `earthverse units`, the rubric judge's
+//! `compare_published` and `earthverse score --compare-published`.
+//!
+//! **Undefined values are `None`** (`null` in JSON), never 0 or NaN: a
+//! correlation of fewer than two pairs or of a constant side, any mean or
+//! share of no pairs, the standard error of fewer than two differences, the
+//! largest gap over no system, and the noise-floor quantiles and shares
+//! when no system is compared. [`shown`] prints them as `n/a`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One scored run: the system, our U and the published `unit_accuracy`.
@@ -26,9 +36,9 @@ pub struct SystemAgreement {
     /// The published mean unit accuracy.
     pub published: f64,
     /// Standard error of the mean per-run difference (ours − published), in
-    /// points (0 for a single run): a gap within about two of these is
+    /// points (`None` for a single run): a gap within about two of these is
     /// within sampling noise.
-    pub gap_se: f64,
+    pub gap_se: Option<f64>,
 }
 
 /// Systems with fewer runs than this are listed, but left out of
@@ -41,25 +51,26 @@ pub const MIN_RUNS_FOR_SYSTEM_GAP: usize = 10;
 pub struct Agreement {
     /// Number of runs.
     pub runs: usize,
-    /// Mean absolute difference, in points.
-    pub mae: f64,
-    /// Mean signed difference (ours − published), in points.
-    pub bias: f64,
-    /// Pearson correlation (0 when undefined).
-    pub pearson: f64,
-    /// Spearman rank correlation with average ranks for ties (0 when undefined).
-    pub spearman: f64,
-    /// Percentage of runs within 5 points.
-    pub within5: f64,
-    /// Percentage of runs within 10 points.
-    pub within10: f64,
-    /// Largest |ours − published| among per-system means.
-    pub max_system_gap: f64,
+    /// Mean absolute difference, in points (`None` for no run).
+    pub mae: Option<f64>,
+    /// Mean signed difference (ours − published), in points (`None` for no run).
+    pub bias: Option<f64>,
+    /// Pearson correlation (`None` when undefined, see [`pearson`]).
+    pub pearson: Option<f64>,
+    /// Spearman rank correlation with average ranks for ties (`None` when
+    /// undefined).
+    pub spearman: Option<f64>,
+    /// Percentage of runs within 5 points (`None` for no run).
+    pub within5: Option<f64>,
+    /// Percentage of runs within 10 points (`None` for no run).
+    pub within10: Option<f64>,
+    /// Largest |ours − published| among per-system means (`None` for no run).
+    pub max_system_gap: Option<f64>,
     /// Largest |ours − published| among systems with at least
-    /// [`MIN_RUNS_FOR_SYSTEM_GAP`] runs (0 when there is none).
-    pub max_system_gap_min_runs: f64,
-    /// Pearson correlation of the per-system means.
-    pub system_pearson: f64,
+    /// [`MIN_RUNS_FOR_SYSTEM_GAP`] runs (`None` when there is none).
+    pub max_system_gap_min_runs: Option<f64>,
+    /// Pearson correlation of the per-system means (`None` when undefined).
+    pub system_pearson: Option<f64>,
     /// Per-system means, sorted by system name.
     pub per_system: Vec<SystemAgreement>,
 }
@@ -75,29 +86,15 @@ pub struct Agreement {
 /// ];
 /// let a = agreement(&pairs);
 /// assert_eq!(a.runs, 3);
-/// assert!((a.mae - 8.0).abs() < 1e-9);
-/// assert!((a.within5 - 100.0 / 3.0).abs() < 1e-9);
+/// assert!((a.mae.unwrap() - 8.0).abs() < 1e-9);
+/// assert!((a.within5.unwrap() - 100.0 / 3.0).abs() < 1e-9);
+/// assert_eq!(a.per_system[0].gap_se, None); // one run: undefined
 /// assert_eq!(a.per_system[1].published, 45.0);
 /// ```
 pub fn agreement(pairs: &[RunPair]) -> Agreement {
-    let n = pairs.len();
     let ours: Vec<f64> = pairs.iter().map(|p| p.ours).collect();
     let published: Vec<f64> = pairs.iter().map(|p| p.published).collect();
-    let diffs: Vec<f64> = pairs.iter().map(|p| p.ours - p.published).collect();
-    let mean = |v: &[f64]| {
-        if v.is_empty() {
-            0.0
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
-    let share = |limit: f64| {
-        if n == 0 {
-            0.0
-        } else {
-            100.0 * diffs.iter().filter(|d| d.abs() <= limit + 1e-9).count() as f64 / n as f64
-        }
-    };
+    let figures = paired(&ours, &published);
     let mut groups: BTreeMap<&str, (usize, f64, f64, Vec<f64>)> = BTreeMap::new();
     for p in pairs {
         let g = groups
@@ -120,48 +117,134 @@ pub fn agreement(pairs: &[RunPair]) -> Agreement {
         .collect();
     let sys_ours: Vec<f64> = per_system.iter().map(|s| s.ours).collect();
     let sys_pub: Vec<f64> = per_system.iter().map(|s| s.published).collect();
+    let largest_gap = |min_runs: usize| {
+        per_system
+            .iter()
+            .filter(|s| s.runs >= min_runs)
+            .map(|s| (s.ours - s.published).abs())
+            .reduce(f64::max)
+    };
     Agreement {
-        runs: n,
-        mae: mean(&diffs.iter().map(|d| d.abs()).collect::<Vec<_>>()),
-        bias: mean(&diffs),
-        pearson: pearson(&ours, &published),
-        spearman: spearman(&ours, &published),
-        within5: share(5.0),
-        within10: share(10.0),
-        max_system_gap: per_system
-            .iter()
-            .map(|s| (s.ours - s.published).abs())
-            .fold(0.0, f64::max),
-        max_system_gap_min_runs: per_system
-            .iter()
-            .filter(|s| s.runs >= MIN_RUNS_FOR_SYSTEM_GAP)
-            .map(|s| (s.ours - s.published).abs())
-            .fold(0.0, f64::max),
+        runs: figures.n,
+        mae: figures.mae,
+        bias: figures.bias,
+        pearson: figures.pearson,
+        spearman: figures.spearman,
+        within5: figures.within5,
+        within10: figures.within10,
+        max_system_gap: largest_gap(0),
+        max_system_gap_min_runs: largest_gap(MIN_RUNS_FOR_SYSTEM_GAP),
         system_pearson: pearson(&sys_ours, &sys_pub),
         per_system,
     }
 }
 
-/// Standard error of the mean (sample standard deviation over √n); 0 for
-/// fewer than two values.
-fn standard_error(values: &[f64]) -> f64 {
+/// Agreement figures of two paired score series on 0–100 (ours against
+/// published): what [`paired`] computes, and the rubric judge's
+/// `Agreement`. Undefined figures are `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairedAgreement {
+    /// Pairs compared.
+    pub n: usize,
+    /// Mean absolute error.
+    pub mae: Option<f64>,
+    /// Mean of ours − published.
+    pub bias: Option<f64>,
+    /// Pearson correlation.
+    pub pearson: Option<f64>,
+    /// Spearman rank correlation (average ranks for ties).
+    pub spearman: Option<f64>,
+    /// Share of pairs with |Δ| ≤ 5, in percent.
+    pub within5: Option<f64>,
+    /// Share of pairs with |Δ| ≤ 10, in percent.
+    pub within10: Option<f64>,
+}
+
+/// The paired agreement of `ours` with `published` (extra items of the
+/// longer side are ignored).
+///
+/// ```
+/// let a = earthverse_answer_units::paired(&[0.0, 50.0, 100.0], &[10.0, 50.0, 90.0]);
+/// assert!((a.mae.unwrap() - 20.0 / 3.0).abs() < 1e-12);
+/// assert!((a.spearman.unwrap() - 1.0).abs() < 1e-12);
+/// assert_eq!(a.within10, Some(100.0));
+/// assert_eq!(earthverse_answer_units::paired(&[], &[]).mae, None);
+/// ```
+pub fn paired(ours: &[f64], published: &[f64]) -> PairedAgreement {
+    let n = ours.len().min(published.len());
+    let (x, y) = (&ours[..n], &published[..n]);
+    let diffs: Vec<f64> = x.iter().zip(y).map(|(a, b)| a - b).collect();
+    let abs: Vec<f64> = diffs.iter().map(|d| d.abs()).collect();
+    PairedAgreement {
+        n,
+        mae: mean(&abs),
+        bias: mean(&diffs),
+        pearson: pearson(x, y),
+        spearman: spearman(x, y),
+        within5: within(&diffs, 5.0),
+        within10: within(&diffs, 10.0),
+    }
+}
+
+/// Mean; `None` for no values.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// Percentage of differences with |d| ≤ `k` points (1e-9 slack for
+/// rounding); `None` for no differences.
+pub fn within(diffs: &[f64], k: f64) -> Option<f64> {
+    (!diffs.is_empty()).then(|| {
+        100.0 * diffs.iter().filter(|d| d.abs() <= k + 1e-9).count() as f64 / diffs.len() as f64
+    })
+}
+
+/// A figure for printing: the value with the caller's width and precision,
+/// or `n/a` (padded to the width) when undefined.
+///
+/// ```
+/// use earthverse_answer_units::shown;
+/// assert_eq!(format!("{:5.2}", shown(Some(1.0))), " 1.00");
+/// assert_eq!(format!("{:>5.2}", shown(None)), "  n/a");
+/// assert_eq!(format!("{:.2}", shown(None)), "n/a");
+/// ```
+pub fn shown(value: Option<f64>) -> Shown {
+    Shown(value)
+}
+
+/// See [`shown`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shown(pub Option<f64>);
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(v) => std::fmt::Display::fmt(&v, f),
+            // Right-aligned to the width like a number; the precision
+            // (which `pad` would apply as a maximum length) is not a width.
+            None => write!(f, "{:>width$}", "n/a", width = f.width().unwrap_or(0)),
+        }
+    }
+}
+
+/// Standard error of the mean (sample standard deviation over √n); `None`
+/// for fewer than two values.
+pub fn standard_error(values: &[f64]) -> Option<f64> {
     let n = values.len();
     if n < 2 {
-        return 0.0;
+        return None;
     }
     let mean = values.iter().sum::<f64>() / n as f64;
     let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1) as f64;
-    (var / n as f64).sqrt()
+    Some((var / n as f64).sqrt())
 }
 
-/// Pearson correlation; NaN (undefined) when there are fewer than two
-/// pairs, either side is constant, or the lengths differ. The one
-/// implementation of the workspace's agreement figures (the rubric judge
-/// uses it too).
-pub fn pearson(x: &[f64], y: &[f64]) -> f64 {
+/// Pearson correlation; `None` (undefined) when there are fewer than two
+/// pairs, either side is constant, or the lengths differ.
+pub fn pearson(x: &[f64], y: &[f64]) -> Option<f64> {
     let n = x.len();
     if n < 2 || y.len() != n {
-        return f64::NAN;
+        return None;
     }
     let mx = x.iter().sum::<f64>() / n as f64;
     let my = y.iter().sum::<f64>() / n as f64;
@@ -172,15 +255,15 @@ pub fn pearson(x: &[f64], y: &[f64]) -> f64 {
         syy += (b - my) * (b - my);
     }
     if sxx <= 0.0 || syy <= 0.0 {
-        f64::NAN
+        None
     } else {
-        sxy / (sxx * syy).sqrt()
+        Some(sxy / (sxx * syy).sqrt())
     }
 }
 
 /// Spearman rank correlation: Pearson on ranks, ties given their average
-/// rank; NaN when undefined, as [`pearson`].
-pub fn spearman(x: &[f64], y: &[f64]) -> f64 {
+/// rank; `None` when undefined, as [`pearson`].
+pub fn spearman(x: &[f64], y: &[f64]) -> Option<f64> {
     pearson(&ranks(x), &ranks(y))
 }
 
@@ -219,6 +302,7 @@ pub fn is_tuning_event(event_id: &str) -> bool {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -247,10 +331,10 @@ mod tests {
         let (pairs, tasks) = runs(|t, _| if t % 2 == 0 { 4.0 } else { 1.0 });
         let noise = system_gap_noise(&pairs, &tasks, 3.0, 100, 7);
         assert_eq!(noise.systems, 3);
-        assert!((noise.observed_max_gap - 2.5).abs() < 1e-12);
-        assert!((noise.median_max_gap - 2.5).abs() < 1e-12);
-        assert_eq!(noise.share_all_within, 1.0);
-        assert_eq!(noise.share_at_least_observed, 1.0);
+        assert!((noise.observed_max_gap.unwrap() - 2.5).abs() < 1e-12);
+        assert!((noise.median_max_gap.unwrap() - 2.5).abs() < 1e-12);
+        assert_eq!(noise.share_all_within, Some(1.0));
+        assert_eq!(noise.share_at_least_observed, Some(1.0));
     }
 
     #[test]
@@ -258,27 +342,33 @@ mod tests {
         // System `c` is over-credited by 6 on every task, the others not.
         let (pairs, tasks) = runs(|_, s| if s == 2 { 6.0 } else { 0.0 });
         let noise = system_gap_noise(&pairs, &tasks, 3.0, 500, 2026);
-        assert_eq!(noise.observed_max_gap, 6.0);
+        assert_eq!(noise.observed_max_gap, Some(6.0));
         // Spread over three systems the lean averages 2 per system.
-        assert!(noise.median_max_gap < 6.0 && noise.median_max_gap >= 2.0);
-        assert!(noise.share_at_least_observed < 0.01);
+        let median = noise.median_max_gap.unwrap();
+        assert!((2.0..6.0).contains(&median), "{median}");
+        assert!(noise.share_at_least_observed.unwrap() < 0.01);
         assert_eq!(noise, system_gap_noise(&pairs, &tasks, 3.0, 500, 2026));
         // Fewer than MIN_RUNS_FOR_SYSTEM_GAP runs: nothing compared.
         let few = system_gap_noise(&pairs[..9], &tasks[..9], 3.0, 10, 1);
         assert_eq!(few.systems, 0);
-        assert_eq!(few.observed_max_gap, 0.0);
-        assert!(few.share_all_within.is_nan() && few.median_max_gap.is_nan());
+        assert_eq!(few.observed_max_gap, None);
+        assert!(few.share_all_within.is_none() && few.median_max_gap.is_none());
     }
 
     #[test]
     fn correlations() {
-        assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]) - 1.0).abs() < 1e-12);
-        assert!(pearson(&[1.0, 1.0], &[1.0, 2.0]).is_nan());
-        assert!(pearson(&[1.0], &[1.0]).is_nan());
-        assert!((spearman(&[1.0, 5.0, 9.0], &[2.0, 3.0, 100.0]) - 1.0).abs() < 1e-12);
+        assert!((pearson(&[1.0, 2.0, 3.0], &[2.0, 4.0, 6.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(pearson(&[1.0, 1.0], &[1.0, 2.0]), None);
+        assert_eq!(pearson(&[1.0], &[1.0]), None);
+        assert!((spearman(&[1.0, 5.0, 9.0], &[2.0, 3.0, 100.0]).unwrap() - 1.0).abs() < 1e-12);
         assert_eq!(ranks(&[10.0, 20.0, 10.0]), vec![1.5, 3.0, 1.5]);
-        assert_eq!(standard_error(&[1.0]), 0.0);
-        assert!((standard_error(&[1.0, 3.0]) - 1.0).abs() < 1e-12);
+        assert_eq!(standard_error(&[1.0]), None);
+        assert!((standard_error(&[1.0, 3.0]).unwrap() - 1.0).abs() < 1e-12);
+        let none = agreement(&[]);
+        assert_eq!(
+            (none.runs, none.mae, none.within5, none.max_system_gap),
+            (0, None, None, None)
+        );
     }
 }
 
@@ -295,17 +385,19 @@ pub struct SystemGapNoise {
     pub resamples: usize,
     /// Seed of the resampling.
     pub seed: u64,
-    /// The observed largest per-system gap (as [`Agreement::max_system_gap_min_runs`]).
-    pub observed_max_gap: f64,
+    /// The observed largest per-system gap (as
+    /// [`Agreement::max_system_gap_min_runs`]; `None` when no system is
+    /// compared).
+    pub observed_max_gap: Option<f64>,
     /// Median of the largest per-system gap over the resamples.
-    pub median_max_gap: f64,
+    pub median_max_gap: Option<f64>,
     /// 90th percentile of the largest per-system gap over the resamples.
-    pub p90_max_gap: f64,
+    pub p90_max_gap: Option<f64>,
     /// Share of resamples in which every per-system gap is within `tolerance`.
-    pub share_all_within: f64,
+    pub share_all_within: Option<f64>,
     /// Share of resamples whose largest gap is at least the observed one
     /// (a permutation p-value: small means a real per-system lean).
-    pub share_at_least_observed: f64,
+    pub share_at_least_observed: Option<f64>,
 }
 
 /// The noise floor of the per-system gaps: each run's difference
@@ -314,7 +406,7 @@ pub struct SystemGapNoise {
 /// any lean towards or against a system, and the largest per-system gap
 /// (systems with at least [`MIN_RUNS_FOR_SYSTEM_GAP`] runs) is recorded.
 /// `tasks[i]` is the task of `pairs[i]`. Deterministic for a seed. With no
-/// system compared, the quantiles and shares are NaN (null in JSON).
+/// system compared, the quantiles and shares are `None` (null in JSON).
 ///
 /// ```
 /// use earthverse_answer_units::{system_gap_noise, RunPair};
@@ -328,10 +420,10 @@ pub struct SystemGapNoise {
 ///     }
 /// }
 /// let noise = system_gap_noise(&pairs, &tasks, 3.0, 200, 2026);
-/// assert_eq!(noise.observed_max_gap, 8.0);
+/// assert_eq!(noise.observed_max_gap, Some(8.0));
 /// // Shuffled within tasks, the two systems' leans mostly cancel.
-/// assert!(noise.median_max_gap < 8.0);
-/// assert!(noise.share_at_least_observed < 0.05);
+/// assert!(noise.median_max_gap.unwrap() < 8.0);
+/// assert!(noise.share_at_least_observed.unwrap() < 0.05);
 /// ```
 pub fn system_gap_noise(
     pairs: &[RunPair],
@@ -400,11 +492,11 @@ pub fn system_gap_noise(
             tolerance,
             resamples: 0,
             seed,
-            observed_max_gap: observed,
-            median_max_gap: f64::NAN,
-            p90_max_gap: f64::NAN,
-            share_all_within: f64::NAN,
-            share_at_least_observed: f64::NAN,
+            observed_max_gap: None,
+            median_max_gap: None,
+            p90_max_gap: None,
+            share_all_within: None,
+            share_at_least_observed: None,
         };
     }
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
@@ -417,25 +509,19 @@ pub fn system_gap_noise(
     }
     maxima.sort_by(f64::total_cmp);
     let quantile = |q: f64| {
-        if maxima.is_empty() {
-            f64::NAN
-        } else {
-            maxima[((q * maxima.len() as f64) as usize).min(maxima.len() - 1)]
-        }
+        (!maxima.is_empty())
+            .then(|| maxima[((q * maxima.len() as f64) as usize).min(maxima.len() - 1)])
     };
     let share = |f: &dyn Fn(f64) -> bool| {
-        if maxima.is_empty() {
-            f64::NAN
-        } else {
-            maxima.iter().filter(|&&m| f(m)).count() as f64 / maxima.len() as f64
-        }
+        (!maxima.is_empty())
+            .then(|| maxima.iter().filter(|&&m| f(m)).count() as f64 / maxima.len() as f64)
     };
     SystemGapNoise {
         systems,
         tolerance,
         resamples,
         seed,
-        observed_max_gap: observed,
+        observed_max_gap: Some(observed),
         median_max_gap: quantile(0.5),
         p90_max_gap: quantile(0.9),
         share_all_within: share(&|m| m <= tolerance + 1e-9),

@@ -47,8 +47,9 @@ mod units;
 mod values;
 
 pub use agreement::{
-    agreement, is_tuning_event, pearson, spearman, system_gap_noise, Agreement, RunPair,
-    SystemAgreement, SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP,
+    agreement, is_tuning_event, mean, paired, pearson, shown, spearman, standard_error,
+    system_gap_noise, within, Agreement, PairedAgreement, RunPair, Shown, SystemAgreement,
+    SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 #[cfg(feature = "code-reading")]
 pub use code_reading::{pending_python_code, read_code, CodeReading, SkippedStatement};

@@ -17,9 +17,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use earthverse_loopback_server::{
-    locate_or_build_binary, spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script,
-};
+use earthverse_loopback_server::{start, Body, Interaction, LoopbackServer, Reply, Script};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -54,11 +52,7 @@ fn server() -> LoopbackServer {
         );
     }
     interactions.push(Interaction::always(reply(action(1))));
-    spawn_loopback_with(
-        &locate_or_build_binary().unwrap(),
-        &Script::new(interactions),
-    )
-    .expect("loopback server starts")
+    start(&Script::new(interactions)).expect("loopback server starts")
 }
 
 fn chat_requests(server: &LoopbackServer) -> Vec<Value> {

@@ -8,9 +8,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use earthverse_loopback_server::{
-    locate_or_build_binary, spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script,
-};
+use earthverse_loopback_server::{start, Body, Interaction, LoopbackServer, Reply, Script};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,12 +20,9 @@ fn fixtures() -> PathBuf {
 fn server() -> LoopbackServer {
     let answer = json!({"action": "final_answer", "final_answer": {"value": 1}, "confidence": 0.5,
         "evidence": [], "reasoning_summary": ["loopback"], "unsupported_or_unresolved": []});
-    spawn_loopback_with(
-        &locate_or_build_binary().unwrap(),
-        &Script::new(vec![Interaction::always(Reply::ok(Body::openai_text(
-            answer.to_string(),
-        )))]),
-    )
+    start(&Script::new(vec![Interaction::always(Reply::ok(
+        Body::openai_text(answer.to_string()),
+    ))]))
     .expect("loopback server starts")
 }
 

@@ -7,9 +7,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use earthverse_loopback_server::{
-    locate_or_build_binary, spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script,
-};
+use earthverse_loopback_server::{start, Body, Interaction, LoopbackServer, Reply, Script};
 use earthverse_rubric_judge::EvaluationRecord;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -47,11 +45,7 @@ fn judge_server() -> LoopbackServer {
                 .when_body_contains(id),
         );
     }
-    spawn_loopback_with(
-        &locate_or_build_binary().unwrap(),
-        &Script::new(interactions),
-    )
-    .unwrap()
+    start(&Script::new(interactions)).unwrap()
 }
 
 fn score(server: &LoopbackServer, cache: &Path, out: &Path) -> std::process::Child {

@@ -1,16 +1,13 @@
-//! The loopback server binary as a real process: startup, script matching,
-//! replies (status, headers, truncation), request log, and shutdown.
+//! The loopback server started in the test process, reached over real TCP:
+//! startup, script matching, replies (status, headers, truncation), request
+//! log, and shutdown.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
-use earthverse_loopback_server::{spawn_loopback_with, Body, Interaction, Reply, Script};
+use earthverse_loopback_server::{start, Body, Interaction, Reply, Script};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_earthverse-loopback-server");
 
 /// One HTTP/1.0 POST; returns (status, headers, body).
 fn post(port: u16, path: &str, body: &str) -> (u16, String, String) {
@@ -41,7 +38,7 @@ fn interactions_are_consumed_in_order_and_logged() {
             .when_body_contains("\"model\""),
         Interaction::once(Reply::ok(Body::anthropic_text("hi"))).on_path("/v1/messages"),
     ]);
-    let server = spawn_loopback_with(Path::new(BIN), &script).expect("start");
+    let server = start(&script).expect("start");
     let (status, head, _) = post(server.port(), "/v1/chat/completions", r#"{"model":"m1"}"#);
     assert_eq!(status, 429);
     assert!(head.contains("retry-after: 7"), "{head}");
@@ -84,7 +81,7 @@ fn truncated_bodies_keep_a_valid_content_length_and_delays_delay() {
             .delayed_ms(300),
         ),
     ]);
-    let server = spawn_loopback_with(Path::new(BIN), &script).expect("start");
+    let server = start(&script).expect("start");
     let (status, head, body) = post(server.port(), "/v1/chat/completions", "{}");
     assert_eq!(status, 200);
     assert_eq!(body.len(), 17);
@@ -97,81 +94,38 @@ fn truncated_bodies_keep_a_valid_content_length_and_delays_delay() {
 }
 
 #[test]
-fn the_binary_reads_a_script_file_prints_its_port_and_exits_on_stdin_eof() {
-    let dir = tempfile_dir();
-    let script_path = dir.join("script.json");
-    std::fs::write(
-        &script_path,
+fn a_server_started_from_a_json_script_serves_it_and_stops_when_dropped() {
+    let script = Script::from_json(
         r#"{"interactions":[{"times":0,"reply":{"status":503,"body":{"kind":"raw","text":"busy"}}}]}"#,
     )
-    .unwrap();
-    let mut child = Command::new(BIN)
-        .arg("--script")
-        .arg(&script_path)
-        .arg("--exit-on-stdin-eof")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let port: u16 = line.trim().parse().expect("port on stdout");
+    .expect("script");
+    let server = start(&script).expect("start");
+    let port = server.port();
     let (status, _, body) = post(port, "/anything", "{}");
     assert_eq!((status, body.as_str()), (503, "busy"));
-    drop(child.stdin.take()); // close stdin: the server must exit
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            assert!(status.success(), "{status:?}");
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "server did not exit after stdin EOF"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let _ = std::fs::remove_dir_all(dir);
+    assert_eq!(server.requests().unwrap().len(), 1);
+    drop(server); // stops the server and joins its thread
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "port {port} still accepts connections after the server was dropped"
+    );
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_server_started_inside_a_runtime_serves_on_its_own() {
+    // The caller's single-threaded runtime is blocked in this synchronous
+    // request: the server must not need it.
+    let server = start(&Script::new(vec![Interaction::always(Reply::ok(
+        Body::openai_text("x"),
+    ))]))
+    .expect("start");
+    let (status, _, _) = post(server.port(), "/v1/chat/completions", r#"{"model":"m"}"#);
+    assert_eq!(status, 200);
 }
 
 #[test]
-fn a_bad_script_is_a_clear_startup_error() {
-    let output = Command::new(BIN)
-        .args(["--script", "/nonexistent/loopback-script.json"])
-        .output()
-        .expect("run");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        stderr.contains("/nonexistent/loopback-script.json"),
-        "{stderr}"
-    );
-    let mut child = Command::new(BIN)
-        .arg("--script-stdin")
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"{\"interactions\": [{\"reply\": {\"body\": {\"kind\": \"nope\"}}}]}\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert!(!output.status.success());
-    assert!(String::from_utf8_lossy(&output.stderr).contains("loopback script"));
-}
-
-fn tempfile_dir() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "earthverse-loopback-test-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn a_bad_script_is_a_clear_error() {
+    let err = Script::from_json(r#"{"interactions": [{"reply": {"body": {"kind": "nope"}}}]}"#)
+        .expect_err("unknown body kind");
+    assert!(err.to_string().contains("loopback script"), "{err}");
 }

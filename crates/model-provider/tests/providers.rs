@@ -7,8 +7,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use earthverse_loopback_server::{
-    spawn_loopback_with, Body, Interaction, LoopbackServer, Reply, Script, ScriptToolCall,
-    ScriptUsage,
+    start, Body, Interaction, LoopbackServer, Reply, Script, ScriptToolCall, ScriptUsage,
 };
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, ChatRequest, FinishReason, Message,
@@ -16,17 +15,12 @@ use earthverse_model_provider::{
 };
 use serde_json::{json, Value};
 use std::future::Future;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 const FAST_BACKOFF: Duration = Duration::from_millis(20);
 
 fn server(interactions: Vec<Interaction>) -> LoopbackServer {
-    spawn_loopback_with(
-        Path::new(env!("CARGO_BIN_EXE_earthverse-loopback")),
-        &Script::new(interactions),
-    )
-    .expect("loopback server starts")
+    start(&Script::new(interactions)).expect("loopback server starts")
 }
 
 fn fast_retry() -> RetryPolicy {

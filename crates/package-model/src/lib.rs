@@ -7,7 +7,8 @@
 //! other crate turns a model-supplied path into a file).
 //!
 //! Depends on no other earthverse crate except `answer-units` (unit
-//! counting in [`validate`]).
+//! counting in [`validate`]) and `run-schema` (the diagnostics, status and
+//! termination types of a run record, shared with the run writer).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -76,6 +77,7 @@ pub use release::{
 };
 pub use run::{
     RecordedRun, RecordedToolCall, RunDiagnostics, RunScores, RunStatus, TerminationReason,
+    TokenCount, TrajectoryFigures,
 };
 pub use sniff::{sniff_bytes, sniff_file, FileKind};
 pub use task::{Criterion, Event, FileRecord, GroundTruth, Rubric, Task, Tolerance, ToleranceRule};

@@ -232,14 +232,21 @@ impl Release {
         self.root.join("exploration").join("trajectories")
     }
 
-    /// All recorded runs under `exploration/trajectories`; bad files are
-    /// logged and skipped (see [`Release::recorded_runs_with_errors`]).
-    /// No trajectories directory means no runs.
+    /// All recorded runs under `exploration/trajectories`. A file that
+    /// fails to load is an error naming it (the one rule of run discovery,
+    /// see [`load_recorded_runs`]); skipping bad files is opt-in
+    /// ([`Release::recorded_runs_with_errors`]). No trajectories directory
+    /// means no runs.
     pub fn recorded_runs(&self) -> Result<Vec<RecordedRunEntry>> {
-        Ok(self.recorded_runs_with_errors()?.0)
+        let dir = self.trajectories_dir();
+        if !dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        load_recorded_runs(&dir)
     }
 
-    /// All recorded runs, and the files that failed to load.
+    /// All recorded runs, skipping the files that fail to load: they are
+    /// returned, and each is named in a warning.
     pub fn recorded_runs_with_errors(&self) -> Result<(Vec<RecordedRunEntry>, Vec<LoadError>)> {
         let dir = self.trajectories_dir();
         if !dir.is_dir() {
@@ -265,23 +272,51 @@ pub struct RecordedRunEntry {
 /// Loads recorded runs from a `trajectories` directory
 /// (`<dir>/<system>/<task>.json`), one system's directory
 /// (`<dir>/<task>.json`), or an `exploration` directory holding
-/// `trajectories/`. Bad files are logged and skipped; use
-/// [`load_recorded_runs_with_errors`] to get them.
+/// `trajectories/`, sorted by system, then task id.
+///
+/// **Run discovery has one rule** (here, and in `earthverse-rubric-judge`'s
+/// `find_runs`): a run file that fails to load is an error naming the file
+/// and the JSON field ([`PackageError::Json`]; with several bad files, the
+/// first in path order). Skipping bad files is opt-in:
+/// [`load_recorded_runs_with_errors`] returns them and names each in a
+/// warning.
 pub fn load_recorded_runs(dir: &Path) -> Result<Vec<RecordedRunEntry>> {
-    Ok(load_recorded_runs_with_errors(dir)?.0)
+    let (runs, errors) = load_recorded(dir)?;
+    refuse_bad(runs, errors)
 }
 
-/// Like [`load_recorded_runs`], returning the files that failed too.
-/// Entries are sorted by system, then task id.
+/// Like [`load_recorded_runs`], but a file that fails to load is skipped:
+/// it is returned and named in a warning (the opt-in form of the rule).
 pub fn load_recorded_runs_with_errors(
     dir: &Path,
 ) -> Result<(Vec<RecordedRunEntry>, Vec<LoadError>)> {
+    let (runs, errors) = load_recorded(dir)?;
+    Ok((runs, warn_skipped(errors)))
+}
+
+fn load_recorded(dir: &Path) -> Result<(Vec<RecordedRunEntry>, Vec<LoadError>)> {
     load_run_files(dir, |system_id, path, run: RecordedRun| RecordedRunEntry {
         system_id,
         task_id: run.task_id.clone(),
         path,
         run,
     })
+}
+
+/// The strict form of the rule: the first bad file is the error.
+fn refuse_bad<E>(entries: Vec<E>, errors: Vec<LoadError>) -> Result<Vec<E>> {
+    match errors.into_iter().next() {
+        Some(first) => Err(first.into()),
+        None => Ok(entries),
+    }
+}
+
+/// The opt-in form: every skipped file is named in a warning.
+fn warn_skipped(errors: Vec<LoadError>) -> Vec<LoadError> {
+    for e in &errors {
+        tracing::warn!(file = %e.path.display(), error = %e, "recorded run skipped");
+    }
+    errors
 }
 
 /// What answer scoring reads of a recorded run: the task, the final answer
@@ -314,22 +349,26 @@ pub struct RecordedAnswerEntry {
 
 /// Loads the answers and published scores of recorded runs (the same
 /// directories and order as [`load_recorded_runs_with_errors`]), without
-/// the rest of each run.
+/// the rest of each run; a file that fails to load is skipped, returned
+/// and named in a warning (the opt-in form of the rule of
+/// [`load_recorded_runs`]).
 pub fn load_recorded_answers_with_errors(
     dir: &Path,
 ) -> Result<(Vec<RecordedAnswerEntry>, Vec<LoadError>)> {
-    load_run_files(dir, |system_id, path, answer: RecordedAnswer| {
+    let (answers, errors) = load_run_files(dir, |system_id, path, answer: RecordedAnswer| {
         RecordedAnswerEntry {
             system_id,
             path,
             answer,
         }
-    })
+    })?;
+    Ok((answers, warn_skipped(errors)))
 }
 
 /// Finds the run files below `dir` (see [`load_recorded_runs`]), parses
 /// them in parallel as `T`, builds entries with `make` and sorts them by
-/// system, then task id. Files that fail to load come back in file order.
+/// system, then task id. Files that fail to load come back in file order
+/// (the callers apply the rule of [`load_recorded_runs`]).
 fn load_run_files<T, E>(
     dir: &Path,
     make: impl Fn(String, PathBuf, T) -> E + Sync,
@@ -386,10 +425,7 @@ where
     for result in parsed {
         match result {
             Ok(entry) => runs.push(entry),
-            Err(e) => {
-                tracing::warn!(error = %e, "recorded run not loaded");
-                errors.push(e);
-            }
+            Err(e) => errors.push(e),
         }
     }
     runs.sort_by(|a, b| a.key().cmp(&b.key()));
@@ -410,5 +446,45 @@ impl RunEntryKey for RecordedRunEntry {
 impl RunEntryKey for RecordedAnswerEntry {
     fn key(&self) -> (&str, &str) {
         (self.system_id.as_str(), self.answer.task_id.as_str())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod discovery_tests {
+    use super::*;
+
+    fn write_runs(dir: &Path) {
+        let system = dir.join("sys-a");
+        std::fs::create_dir_all(&system).unwrap_or_default();
+        let good = r#"{"task_id": "CSX-1_Q1", "model_id": "sys-a", "final_answer": {"v": 1},
+                       "diagnostics": {"run_status": "ok", "tool_calls": 2}}"#;
+        std::fs::write(system.join("CSX-1_Q1.json"), good).unwrap_or_default();
+        // `tool_calls` must be a count: this file does not fit.
+        let bad = r#"{"task_id": "CSX-2_Q1", "model_id": "sys-a", "final_answer": {},
+                      "diagnostics": {"tool_calls": "many"}}"#;
+        std::fs::write(system.join("CSX-2_Q1.json"), bad).unwrap_or_default();
+    }
+
+    #[test]
+    fn a_bad_run_file_is_an_error_naming_it_and_skipping_is_opt_in() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        write_runs(dir.path());
+        let err = load_recorded_runs(dir.path()).expect_err("bad file refused");
+        let text = err.to_string();
+        assert!(text.contains("CSX-2_Q1.json"), "{text}");
+        assert!(text.contains("tool_calls"), "{text}");
+
+        let (runs, skipped) = load_recorded_runs_with_errors(dir.path()).expect("skipping form");
+        assert_eq!(runs.len(), 1);
+        assert_eq!(runs[0].task_id, "CSX-1_Q1");
+        assert_eq!(runs[0].run.diagnostics.tool_calls, Some(2));
+        assert_eq!(skipped.len(), 1);
+        assert!(skipped[0].path.ends_with("sys-a/CSX-2_Q1.json"));
+
+        let (answers, skipped) =
+            load_recorded_answers_with_errors(dir.path()).expect("answers skip too");
+        // The answer reader does not read diagnostics: both files load.
+        assert_eq!((answers.len(), skipped.len()), (2, 0));
     }
 }

@@ -20,7 +20,7 @@
 //! for (system, u) in [("alpha", 90.0), ("beta", 60.0)] {
 //!     for task in ["T1", "T2"] {
 //!         let mut o = TaskOutcome::from_judgment(system, task, 100.0, u, u).unwrap();
-//!         o.trajectory.tokens = Some(120_000.0);
+//!         o.trajectory.total_tokens = Some(120_000);
 //!         input.outcomes.push(o);
 //!     }
 //! }

@@ -38,7 +38,7 @@ fn every_system_and_task_is_drawn() {
             let u = 30.0 + 20.0 * s as f64 + t as f64;
             let mut o = TaskOutcome::from_judgment(*system, format!("T{t}"), 100.0, u, u).unwrap();
             o.capabilities = vec!["causal_chain".into()];
-            o.trajectory.tokens = Some(50_000.0 * (s + 1) as f64);
+            o.trajectory.total_tokens = Some(50_000 * (s as u64 + 1));
             input.outcomes.push(o);
         }
     }

@@ -6,6 +6,7 @@
 //!     ../shared/earthverse-dev/data
 //! ```
 
+use earthverse_answer_units::shown;
 use earthverse_rubric_judge::{
     agreement, approximate_rubric_weighted, compare_published, evaluate_deterministic, find_runs,
     load_tasks, Agreement, AnswerUnitsScorer, UNIT_WEIGHT,
@@ -15,7 +16,7 @@ use std::path::PathBuf;
 fn show(name: &str, a: &Agreement) {
     println!(
         "{name:<12} n={:<4} MAE={:>6.2} bias={:>+6.2} Pearson={:>6.3} Spearman={:>6.3} within5={:>5.1}% within10={:>5.1}%",
-        a.n, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10
+        a.n, shown(a.mae), shown(a.bias), shown(a.pearson), shown(a.spearman), shown(a.within5), shown(a.within10)
     );
 }
 

@@ -1,10 +1,10 @@
 //! Scoring many runs: loading tasks and recorded runs from disk, resuming
 //! an output JSONL file, and agreement with the published scores.
 
-use crate::agreement::{agreement, Agreement};
 use crate::error::{JudgeError, Result};
 use crate::input::{RunContext, TaskContext};
 use crate::record::EvaluationRecord;
+use crate::{agreement, Agreement};
 use earthverse_package_model::release::parse_json_record;
 use earthverse_package_model::RecordedRun;
 use rayon::prelude::*;
@@ -96,7 +96,9 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
 /// Finds every run record (`*.json` objects with `task_id` and
 /// `final_answer` or `diagnostics`) under `dir`, recursively, sorted by
 /// path, and reads each through package-model's [`RecordedRun`]. Other
-/// JSON files are skipped; a file that is not JSON is an error.
+/// JSON files are skipped. A run file that is not JSON or does not fit is
+/// an error naming it: the one rule of run discovery (see
+/// `earthverse_package_model::load_recorded_runs`).
 pub fn find_runs(dir: &Path) -> Result<Vec<RunFile>> {
     let mut paths = Vec::new();
     walk(dir, &mut paths)?;

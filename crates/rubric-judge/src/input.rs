@@ -246,33 +246,16 @@ impl RunContext {
             });
         }
         let diag = &run.diagnostics;
-        let status = diag
-            .run_status
-            .clone()
-            .filter(|s| !s.is_empty())
-            .or_else(|| {
-                run.extra
-                    .get("run_status")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .unwrap_or_default();
+        let status = diag.run_status.or_else(|| {
+            run.extra
+                .get("run_status")
+                .and_then(Value::as_str)
+                .and_then(RunStatus::read)
+        });
         // Anything but "ok" (or no status at all) is a solver failure, and so
         // is a run without a final answer (§4.1: it scores zero).
-        let run_status = RunStatus::from_recorded(Some(&status), !run.final_answer.is_null());
-        let figures = TrajectoryFigures {
-            model_rounds: diag.model_rounds,
-            tool_calls: diag.tool_calls,
-            file_reads: diag.file_reads,
-            unique_evidence_files: diag.unique_evidence_files,
-            python_calls: diag.python_calls,
-            tool_errors: diag.tool_errors,
-            latency_s: diag.latency_s,
-            prompt_tokens: diag.prompt_tokens,
-            completion_tokens: diag.completion_tokens,
-            total_tokens: diag.total_tokens(),
-            termination_reason: diag.termination(),
-        };
+        let run_status = RunStatus::from_recorded(status, !run.final_answer.is_null());
+        let figures = diag.figures();
         let tool_trace = run
             .tool_calls
             .iter()

@@ -19,7 +19,6 @@
 //! ```
 #![deny(missing_docs)]
 
-mod agreement;
 mod batch;
 mod cache;
 mod deterministic;
@@ -35,7 +34,6 @@ mod record;
 mod rubric;
 mod units;
 
-pub use agreement::{agreement, Agreement};
 pub use batch::{
     compare_published, done_keys, find_runs, load_tasks, read_records, PublishedAgreement,
     RecordWriter, RunFile,
@@ -46,6 +44,10 @@ pub use deterministic::{
     evaluate_deterministic, evaluate_deterministic_with, Anchor, DeterministicJudge, RunHaystack,
     UnitOutcome, UnitScorer, ANCHOR_REL_TOLERANCE, DETERMINISTIC_JUDGE_ID, UNIT_WEIGHT,
 };
+/// Agreement of two paired score series (MAE, bias, Pearson, Spearman,
+/// within 5 and 10 points): `earthverse-answer-units`' one agreement module,
+/// where an undefined figure is `None`.
+pub use earthverse_answer_units::{paired as agreement, PairedAgreement as Agreement};
 pub use error::{JudgeError, Result};
 pub use input::{RunContext, TaskContext, ToolStep};
 pub use judge::Judge;

@@ -102,43 +102,9 @@ pub struct CriterionEntry {
 
 /// Figures of the run's trajectory copied into the record so that
 /// aggregation needs no second file (Table 2's trajectory columns; they
-/// never enter the score, §4.1).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TrajectoryFigures {
-    /// Model rounds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model_rounds: Option<u64>,
-    /// Tool calls.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_calls: Option<u64>,
-    /// File reads.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_reads: Option<u64>,
-    /// Unique evidence files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub unique_evidence_files: Option<u64>,
-    /// Python calls.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub python_calls: Option<u64>,
-    /// Tool errors.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_errors: Option<u64>,
-    /// Wall time of the run in seconds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub latency_s: Option<f64>,
-    /// Prompt tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prompt_tokens: Option<u64>,
-    /// Completion tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub completion_tokens: Option<u64>,
-    /// Total tokens.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub total_tokens: Option<u64>,
-    /// Termination reason (`model_final`, `round_limit`, ...).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub termination_reason: Option<earthverse_package_model::TerminationReason>,
-}
+/// never enter the score, §4.1): the one type shared with the run
+/// diagnostics and the leaderboard (`earthverse-run-schema`).
+pub use earthverse_package_model::TrajectoryFigures;
 
 /// Task labels copied into the record for slicing (Table 8, difficulty and
 /// hazard-family slices).

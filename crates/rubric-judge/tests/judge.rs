@@ -241,14 +241,22 @@ async fn deterministic_judge_scores_units_and_rubric_anchors() {
 #[test]
 fn agreement_statistics() {
     let a = agreement(&[10.0, 20.0, 30.0, 40.0], &[12.0, 18.0, 36.0, 55.0]);
-    assert!((a.mae - (2.0 + 2.0 + 6.0 + 15.0) / 4.0).abs() < 1e-12);
-    assert!((a.bias - (-2.0 + 2.0 - 6.0 - 15.0) / 4.0).abs() < 1e-12);
-    assert_eq!(a.within5, 50.0);
-    assert_eq!(a.within10, 75.0);
-    assert!((a.spearman - 1.0).abs() < 1e-12);
-    assert!(a.pearson < 1.0 && a.pearson > 0.8);
+    assert!((a.mae.unwrap() - (2.0 + 2.0 + 6.0 + 15.0) / 4.0).abs() < 1e-12);
+    assert!((a.bias.unwrap() - (-2.0 + 2.0 - 6.0 - 15.0) / 4.0).abs() < 1e-12);
+    assert_eq!(a.within5, Some(50.0));
+    assert_eq!(a.within10, Some(75.0));
+    assert!((a.spearman.unwrap() - 1.0).abs() < 1e-12);
+    let r = a.pearson.unwrap();
+    assert!(r < 1.0 && r > 0.8, "{r}");
     let tied = agreement(&[1.0, 1.0, 2.0], &[3.0, 2.0, 1.0]);
-    assert!(tied.spearman < 0.0);
+    assert!(tied.spearman.unwrap() < 0.0);
+    // Undefined figures are None: no pairs, or a constant side.
+    let none = agreement(&[], &[]);
+    assert_eq!(
+        (none.n, none.mae, none.within5, none.pearson),
+        (0, None, None, None)
+    );
+    assert_eq!(agreement(&[5.0, 5.0], &[1.0, 2.0]).pearson, None);
 }
 
 #[test]

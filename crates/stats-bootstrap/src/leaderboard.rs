@@ -120,6 +120,11 @@ fn mean_present(values: impl Iterator<Item = Option<f64>>) -> Option<f64> {
     (!present.is_empty()).then(|| mean(present.into_iter()))
 }
 
+/// A count figure as a float, for the means and sums.
+fn count(value: Option<u64>) -> Option<f64> {
+    value.map(|v| v as f64)
+}
+
 /// The row of one system.
 pub fn row(system: &str, outcomes: &[&TaskOutcome]) -> LeaderboardRow {
     let m = |metric: Metric| mean(outcomes.iter().map(|o| o.metric(metric)));
@@ -141,13 +146,13 @@ pub fn row(system: &str, outcomes: &[&TaskOutcome]) -> LeaderboardRow {
         strict95: m(Metric::Strict95),
         strict95_count,
         unit_acc: m(Metric::UnitAccuracy),
-        rounds: t(|o| o.trajectory.rounds),
-        tool_calls: t(|o| o.trajectory.tool_calls),
-        reads: t(|o| o.trajectory.reads),
-        files: t(|o| o.trajectory.files),
-        python: t(|o| o.trajectory.python_calls),
+        rounds: t(|o| count(o.trajectory.model_rounds)),
+        tool_calls: t(|o| count(o.trajectory.tool_calls)),
+        reads: t(|o| count(o.trajectory.file_reads)),
+        files: t(|o| count(o.trajectory.unique_evidence_files)),
+        python: t(|o| count(o.trajectory.python_calls)),
         latency_s: t(|o| o.trajectory.latency_s),
-        tokens: t(|o| o.trajectory.tokens),
+        tokens: t(|o| count(o.trajectory.total_tokens)),
         cost_usd,
     }
 }
@@ -324,7 +329,10 @@ pub fn cost_table(
     let mut rows = Vec::new();
     for (system, runs) in by_system(outcomes)? {
         let summary = row(&system, &runs);
-        let total_tokens: f64 = runs.iter().filter_map(|o| o.trajectory.tokens).sum();
+        let total_tokens: f64 = runs
+            .iter()
+            .filter_map(|o| count(o.trajectory.total_tokens))
+            .sum();
         let price = prices_usd_per_m.get(&system).copied();
         let cost = match (summary.cost_usd, price) {
             (Some(cost), _) => cost,

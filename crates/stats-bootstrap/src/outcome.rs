@@ -3,30 +3,13 @@
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
+/// Trajectory figures of one run (Table 2's right half, App. D.3): the one
+/// type of the score records and the run diagnostics (`earthverse-run-schema`).
+/// They are reported beside the scores and never enter them (§4.1).
+pub use earthverse_run_schema::TrajectoryFigures;
+
 /// Threshold of Strict@95 (paper §4.1): a task counts when `U ≥ 95`.
 pub const STRICT_THRESHOLD: f64 = 95.0;
-
-/// Trajectory figures of one run (Table 2's right half, App. D.3). They are
-/// reported beside the scores and never enter them (§4.1).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct TrajectoryFigures {
-    /// Model rounds.
-    pub rounds: Option<f64>,
-    /// Tool calls.
-    pub tool_calls: Option<f64>,
-    /// File reads.
-    pub reads: Option<f64>,
-    /// Distinct evidence files touched.
-    pub files: Option<f64>,
-    /// Python executions.
-    pub python_calls: Option<f64>,
-    /// Wall-clock latency in seconds.
-    pub latency_s: Option<f64>,
-    /// Total tokens (prompt + completion).
-    pub tokens: Option<f64>,
-    /// Cost of the run in USD, when known.
-    pub cost_usd: Option<f64>,
-}
 
 /// One system's scored result on one task (paper §4.1).
 ///

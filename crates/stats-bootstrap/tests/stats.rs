@@ -48,9 +48,9 @@ fn leaderboard_rows_match_hand_computed_means_with_failures_in_the_denominator()
         outcome("b", "t1", 60.0, 70.0, 60.0),
         TaskOutcome::failure("b", "t2"),
     ];
-    outcomes[0].trajectory.tokens = Some(1000.0);
-    outcomes[1].trajectory.tokens = Some(3000.0);
-    outcomes[0].trajectory.rounds = Some(4.0);
+    outcomes[0].trajectory.total_tokens = Some(1000);
+    outcomes[1].trajectory.total_tokens = Some(3000);
+    outcomes[0].trajectory.model_rounds = Some(4);
     let rows = leaderboard(&outcomes).unwrap();
     assert_eq!(rows.len(), 2);
     let a = &rows[0];
@@ -77,8 +77,8 @@ fn leaderboard_cells_follow_table_2_and_mark_missing_means() {
         outcome("a", "t1", 100.0, 100.0, 90.0),
         outcome("a", "t2", 80.0, 50.0, 70.0),
     ];
-    outcomes[0].trajectory.tokens = Some(1000.0);
-    outcomes[1].trajectory.tokens = Some(3500.0);
+    outcomes[0].trajectory.total_tokens = Some(1000);
+    outcomes[1].trajectory.total_tokens = Some(3500);
     outcomes[0].trajectory.latency_s = Some(10.4);
     outcomes[1].trajectory.latency_s = Some(20.0);
     let rows = leaderboard(&outcomes).unwrap();
@@ -150,7 +150,7 @@ fn cost_table_uses_tokens_times_price_and_descends_by_cost() {
     for (system, tokens) in [("cheap", 100_000.0), ("dear", 200_000.0), ("unpriced", 1.0)] {
         for task in ["t1", "t2"] {
             let mut o = outcome(system, task, 50.0, 50.0, 50.0);
-            o.trajectory.tokens = Some(tokens);
+            o.trajectory.total_tokens = Some(tokens as u64);
             outcomes.push(o);
         }
     }

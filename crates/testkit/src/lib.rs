@@ -275,7 +275,7 @@ pub fn assert_run_ok(run: &RunRecord) {
     let d = &run.trajectory.diagnostics;
     assert_eq!(
         d.run_status,
-        earthverse_agent_controller::RunStatus::Ok,
+        Some(earthverse_agent_controller::RunStatus::Ok),
         "run of {} is not ok: {:?}",
         run.trajectory.task_id,
         d.error

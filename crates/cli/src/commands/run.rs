@@ -4,7 +4,7 @@
 
 use anyhow::{bail, Context};
 use earthverse_agent_controller::batch::{
-    run_batch, BatchObserver, BatchSettings, Shard, TaskOutcome, TaskStatus,
+    run_batch, BatchObserver, BatchSettings, BatchTaskSummary, Shard, TaskStatus,
 };
 use earthverse_agent_controller::catalogue_view::PresentedToolBox;
 use earthverse_agent_controller::cluster::shard_from_env;
@@ -716,7 +716,7 @@ impl BatchObserver for Progress {
         self.bar.set_position(0);
         self.bar.set_message(format!("{already_done} already done"));
     }
-    fn finished(&self, outcome: &TaskOutcome) {
+    fn finished(&self, outcome: &BatchTaskSummary) {
         let Ok(mut state) = self.state.lock() else {
             return;
         };

@@ -115,9 +115,10 @@ fn build_model(args: &ScoreArgs) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
 }
 
 fn print_agreement(name: &str, a: &Agreement) {
+    use earthverse_answer_units::shown;
     println!(
         "{name:<6} n={:<4} MAE={:>6.2} bias={:>+6.2} Pearson={:>6.3} Spearman={:>6.3} within5={:>5.1}% within10={:>5.1}%",
-        a.n, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10
+        a.n, shown(a.mae), shown(a.bias), shown(a.pearson), shown(a.spearman), shown(a.within5), shown(a.within10)
     );
 }
 

@@ -223,9 +223,9 @@ impl Loaded {
             self.flat_prices = flat;
             for o in &mut self.outcomes {
                 if let (Some(price), Some(tokens)) =
-                    (self.flat_prices.get(&o.system), o.trajectory.tokens)
+                    (self.flat_prices.get(&o.system), o.trajectory.total_tokens)
                 {
-                    o.trajectory.cost_usd = Some(tokens * price / 1e6);
+                    o.trajectory.cost_usd = Some(tokens as f64 * price / 1e6);
                 }
             }
             return Ok(());
@@ -294,18 +294,12 @@ pub fn from_records(records: Vec<EvaluationRecord>, path: &Path) -> anyhow::Resu
         outcome.difficulty = r.labels.difficulty.as_deref().map(difficulty_level);
         outcome.hazard_family = r.labels.hazard_family.clone();
         let t = &r.trajectory;
-        let f = |v: Option<u64>| v.map(|v| v as f64);
         outcome.trajectory = TrajectoryFigures {
-            rounds: f(t.model_rounds),
-            tool_calls: f(t.tool_calls),
-            reads: f(t.file_reads),
-            files: f(t.unique_evidence_files),
-            python_calls: f(t.python_calls),
-            latency_s: t.latency_s,
-            tokens: f(t
+            total_tokens: t
                 .total_tokens
-                .or_else(|| Some(t.prompt_tokens? + t.completion_tokens?))),
+                .or_else(|| Some(t.prompt_tokens? + t.completion_tokens?)),
             cost_usd: None,
+            ..t.clone()
         };
         if let (Some(p), Some(c)) = (t.prompt_tokens, t.completion_tokens) {
             loaded
@@ -414,11 +408,11 @@ fn release_labels(root: &Path) -> anyhow::Result<BTreeMap<String, Labels>> {
 pub fn outcome_of_recorded(entry: &RecordedRunEntry) -> anyhow::Result<TaskOutcome> {
     let run = &entry.run;
     let s = &run.scores;
+    // No status, or `ok`: the stored scores count (RunStatus::read).
     let ok = run
         .diagnostics
         .run_status
-        .as_deref()
-        .is_none_or(|st| st == "ok");
+        .is_none_or(|st| st == RunStatus::Ok);
     let mut outcome = match (ok, s.answer, s.rubric, s.unit_accuracy) {
         (true, Some(a), Some(p), Some(u)) => {
             TaskOutcome::from_scores(&entry.system_id, &entry.task_id, a, p, u)
@@ -426,18 +420,7 @@ pub fn outcome_of_recorded(entry: &RecordedRunEntry) -> anyhow::Result<TaskOutco
         }
         _ => TaskOutcome::failure(&entry.system_id, &entry.task_id),
     };
-    let d = &run.diagnostics;
-    let f = |v: Option<u64>| v.map(|v| v as f64);
-    outcome.trajectory = TrajectoryFigures {
-        rounds: f(d.model_rounds),
-        tool_calls: f(d.tool_calls),
-        reads: f(d.file_reads),
-        files: f(d.unique_evidence_files),
-        python_calls: f(d.python_calls),
-        latency_s: d.latency_s,
-        tokens: f(d.total_tokens()),
-        cost_usd: None,
-    };
+    outcome.trajectory = run.diagnostics.figures();
     Ok(outcome)
 }
 
@@ -561,6 +544,11 @@ struct TaskRow<'a> {
     tokens: Option<f64>,
 }
 
+/// A count figure as the float of the task table.
+fn as_f64(value: Option<u64>) -> Option<f64> {
+    value.map(|v| v as f64)
+}
+
 fn task_rows(outcomes: &[TaskOutcome]) -> Vec<TaskRow<'_>> {
     outcomes
         .iter()
@@ -576,13 +564,13 @@ fn task_rows(outcomes: &[TaskOutcome]) -> Vec<TaskRow<'_>> {
             capabilities: o.capabilities.join(";"),
             difficulty: o.difficulty.as_deref(),
             hazard_family: o.hazard_family.as_deref(),
-            rounds: o.trajectory.rounds,
-            tool_calls: o.trajectory.tool_calls,
-            reads: o.trajectory.reads,
-            files: o.trajectory.files,
-            python_calls: o.trajectory.python_calls,
+            rounds: as_f64(o.trajectory.model_rounds),
+            tool_calls: as_f64(o.trajectory.tool_calls),
+            reads: as_f64(o.trajectory.file_reads),
+            files: as_f64(o.trajectory.unique_evidence_files),
+            python_calls: as_f64(o.trajectory.python_calls),
             latency_s: o.trajectory.latency_s,
-            tokens: o.trajectory.tokens,
+            tokens: as_f64(o.trajectory.total_tokens),
         })
         .collect()
 }

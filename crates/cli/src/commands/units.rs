@@ -3,9 +3,9 @@
 
 use anyhow::Context;
 use earthverse_answer_units::{
-    agreement, count_units, decompose, is_tuning_event, score_task, strict_at_95, system_gap_noise,
-    Agreement, AnswerShape, JudgeReference, RunPair, ScoringContext, SystemGapNoise,
-    UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
+    agreement, count_units, decompose, is_tuning_event, score_task, shown, strict_at_95,
+    system_gap_noise, Agreement, AnswerShape, JudgeReference, RunPair, ScoringContext,
+    SystemGapNoise, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
 };
 use earthverse_package_model::{
     load_recorded_answers_with_errors, RecordedAnswerEntry, Release, Task,
@@ -420,7 +420,7 @@ fn print_runs(report: &RunsReport, ledger: bool) {
     let line = |name: &str, a: &Agreement| {
         println!(
             "{name:<22} runs {:4}  MAE {:5.2}  bias {:+5.2}  Pearson {:.3}  Spearman {:.3}  within5 {:5.1}%  within10 {:5.1}%  max system gap {:.2} (systems with ≥ {MIN_RUNS_FOR_SYSTEM_GAP} runs: {:.2})",
-            a.runs, a.mae, a.bias, a.pearson, a.spearman, a.within5, a.within10, a.max_system_gap, a.max_system_gap_min_runs
+            a.runs, shown(a.mae), shown(a.bias), shown(a.pearson), shown(a.spearman), shown(a.within5), shown(a.within10), shown(a.max_system_gap), shown(a.max_system_gap_min_runs)
         );
     };
     line("U_judge vs published", &report.agreement);
@@ -453,12 +453,12 @@ fn print_runs(report: &RunsReport, ledger: bool) {
             noise.systems,
             noise.resamples,
             noise.seed,
-            noise.median_max_gap,
-            noise.p90_max_gap,
+            shown(noise.median_max_gap),
+            shown(noise.p90_max_gap),
             noise.tolerance,
-            100.0 * noise.share_all_within,
-            noise.observed_max_gap,
-            100.0 * noise.share_at_least_observed
+            shown(noise.share_all_within.map(|s| 100.0 * s)),
+            shown(noise.observed_max_gap),
+            shown(noise.share_at_least_observed.map(|s| 100.0 * s))
         );
     }
     for (title, a) in [
@@ -481,7 +481,7 @@ fn print_runs(report: &RunsReport, ledger: bool) {
                 s.ours,
                 s.published,
                 s.ours - s.published,
-                s.gap_se
+                shown(s.gap_se)
             );
         }
     }
