@@ -531,7 +531,17 @@ async fn cue_routed_meteorology_offers_at_most_three_routed_on_task_and_package_
         .into_iter()
         .map(|f| f.package_relative)
         .collect();
-        let query = format!("{}\n{}\n", t.question, files.join("\n"));
+        // Each file as its category folder and its name without `data/`
+        // and extensions.
+        let cues: Vec<String> = files
+            .iter()
+            .map(|f| {
+                let f = f.trim_start_matches("data/");
+                let (folder, name) = f.rsplit_once('/').unwrap_or(("", f));
+                format!("{folder} {}", name.split('.').next().unwrap())
+            })
+            .collect();
+        let query = format!("{}\n{}\n", t.question, cues.join("\n"));
         let scores = bm25_scores(&tokenize(&query), &docs, 1.2, 0.75);
         let mut order: Vec<usize> = (0..meteorology.len()).collect();
         order.sort_by(|&a, &b| scores[b].partial_cmp(&scores[a]).unwrap().then(a.cmp(&b)));

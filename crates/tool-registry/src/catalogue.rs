@@ -96,13 +96,21 @@ pub const COMPACT_METEOROLOGY_SUITE: [&str; 8] = [
 /// (App. A.3.4: "task and package cues ... expose at most three").
 pub const CUE_ROUTED_METEOROLOGY_MAX: usize = 3;
 
-/// The cue text of a package for the cue-routed condition: each
-/// package-relative file path (its inventory category is the folder under
-/// `data/`), one per line. Paths are split into words by [`tokenize`].
+/// The cue text of a package for the cue-routed condition: for each
+/// package-relative file path, its inventory category (the folder under
+/// `data/`) and its file name without extensions, one file per line. The
+/// `data/` prefix and the extensions (`.json`, `.csv`, ...) are left out:
+/// every package has them, so they are no cue (ours).
 pub fn package_cues<S: AsRef<str>>(paths: &[S]) -> String {
     let mut out = String::new();
     for p in paths {
-        out.push_str(p.as_ref());
+        let p = p.as_ref();
+        let p = p.strip_prefix("data/").unwrap_or(p);
+        let (folder, name) = p.rsplit_once('/').unwrap_or(("", p));
+        let stem = name.split('.').next().unwrap_or(name);
+        out.push_str(folder);
+        out.push(' ');
+        out.push_str(stem);
         out.push('\n');
     }
     out
