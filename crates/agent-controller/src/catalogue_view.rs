@@ -2,7 +2,8 @@
 //! Tables 4b and 6a–b): a [`ToolBox`] that offers each run the tools of a
 //! [`CataloguePlan`] — a nested fixed subset, a Top-k or workflow route for
 //! the task, the expert or general+expert suite, domains first
-//! (hierarchical), candidates re-routed at every step (dynamic) — under
+//! (hierarchical), candidates re-routed at every step (dynamic), the
+//! compact or cue-routed meteorology access of App. A.3.4 — under
 //! reference, descriptive or opaque names. Calls are routed back to the
 //! real tools and records keep the real names.
 
@@ -10,8 +11,8 @@ use crate::toolbox::{render_catalogue, CatalogueSession, Resolution, ToolBox, To
 use async_trait::async_trait;
 use earthverse_model_provider::ToolDefinition;
 use earthverse_tool_registry::catalogue::{
-    hierarchical, ordered_descriptors, present_from, Bm25Router, CatalogueCondition, CataloguePlan,
-    HierarchicalCatalogue, Naming, PresentedCatalogue, PresentedTool, ToolRouter,
+    hierarchical, ordered_descriptors, package_cues, present_from, Bm25Router, CatalogueCondition,
+    CataloguePlan, HierarchicalCatalogue, Naming, PresentedCatalogue, PresentedTool, ToolRouter,
 };
 use earthverse_tool_registry::ToolDescriptor;
 use earthverse_tool_registry::{Registry, ToolContext};
@@ -68,11 +69,29 @@ impl PresentedToolBox {
 
     /// The session of one run on `task_text`.
     pub fn session(&self, task_text: &str) -> PresentedSession {
+        self.session_with_package(task_text, &[])
+    }
+
+    /// The session of one run on `task_text` over a package holding
+    /// `package_files`: the cue-routed meteorology condition routes on the
+    /// task text and the package's file paths ([`package_cues`]); every
+    /// other condition on the task text alone.
+    pub fn session_with_package(
+        &self,
+        task_text: &str,
+        package_files: &[String],
+    ) -> PresentedSession {
         let hierarchy = (self.plan.condition == CatalogueCondition::Hierarchical)
             .then(|| hierarchical(&self.registry, &self.plan));
+        let routed_on = match self.plan.condition {
+            CatalogueCondition::CueRoutedMeteorology { .. } => {
+                format!("{task_text}\n{}", package_cues(package_files))
+            }
+            _ => task_text.to_string(),
+        };
         let current = match &hierarchy {
             Some(h) => h.base.clone(),
-            None => present_from(&self.ordered, &self.plan, task_text, self.router.as_ref()),
+            None => present_from(&self.ordered, &self.plan, &routed_on, self.router.as_ref()),
         };
         PresentedSession {
             ordered: self.ordered.clone(),
@@ -106,6 +125,16 @@ impl ToolBox for PresentedToolBox {
 
     fn open_session(&self, task_text: &str) -> Option<Box<dyn CatalogueSession>> {
         Some(Box::new(self.session(task_text)))
+    }
+
+    fn open_session_with_package(
+        &self,
+        task_text: &str,
+        package_files: &[String],
+    ) -> Option<Box<dyn CatalogueSession>> {
+        Some(Box::new(
+            self.session_with_package(task_text, package_files),
+        ))
     }
 
     fn render_json(&self, value: &Value) -> String {

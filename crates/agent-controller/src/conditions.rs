@@ -21,6 +21,8 @@
 //! | `catalogue=dynamic` | research tools + 20 routed again at every step | Table 4b |
 //! | `catalogue=expert` | domain operations only, no research tools | Table 6b, App. A.2.2 |
 //! | `catalogue=general+expert` | research tools + general domain families + the workflow profile's specialist families | ours (the paper names the suite only) |
+//! | `catalogue=compact-meteorology` | research tools + the same 8 meteorological operations for every task | App. A.3.4 fixes one compact shortlist for all tasks; the 8 ([`COMPACT_METEOROLOGY_SUITE`]) are ours |
+//! | `catalogue=cue-routed-meteorology` | research tools + at most 3 meteorological operations, BM25 on the question and the package's file paths, positive scores only | App. A.3.4 fixes "at most three" from task and package cues; the routing rule is ours |
 //! | reasoning effort | `none`…`xhigh`; Anthropic thinking budgets 1,024…32,768 | Table 3; budgets ours |
 //!
 //! The paper's registry is 170 tools including its six foundation tools;
@@ -30,7 +32,11 @@
 use crate::settings::{ContextPolicy, ControllerSettings};
 use earthverse_model_provider::ReasoningEffort;
 use earthverse_package_model::RunCondition;
-use earthverse_tool_registry::catalogue::{CatalogueCondition, CataloguePlan, Naming};
+#[cfg(doc)]
+use earthverse_tool_registry::catalogue::COMPACT_METEOROLOGY_SUITE;
+use earthverse_tool_registry::catalogue::{
+    CatalogueCondition, CataloguePlan, Naming, CUE_ROUTED_METEOROLOGY_MAX,
+};
 use serde_json::json;
 use std::fmt;
 use std::str::FromStr;
@@ -233,6 +239,14 @@ pub enum CatalogueSpec {
     /// The research tools plus 20 routed tools, routed again at every step
     /// on the task and the latest observation.
     Dynamic,
+    /// The research tools plus the same compact shortlist of meteorological
+    /// operations for every task (App. A.3.4, Table 4d). Tool use stays
+    /// optional.
+    CompactMeteorology,
+    /// The research tools plus at most three meteorological operations
+    /// routed on task and package cues (App. A.3.4, Table 4d). Tool use
+    /// stays optional.
+    CueRoutedMeteorology,
 }
 
 /// Tools routed by `catalogue=dynamic` at each step (the paper's Top-20
@@ -251,6 +265,13 @@ impl CatalogueSpec {
             CatalogueSpec::Expert => (CatalogueCondition::Full, false),
             CatalogueSpec::GeneralExpert => (CatalogueCondition::GeneralExpert, true),
             CatalogueSpec::Hierarchical => (CatalogueCondition::Hierarchical, true),
+            CatalogueSpec::CompactMeteorology => (CatalogueCondition::CompactMeteorology, true),
+            CatalogueSpec::CueRoutedMeteorology => (
+                CatalogueCondition::CueRoutedMeteorology {
+                    max: CUE_ROUTED_METEOROLOGY_MAX,
+                },
+                true,
+            ),
         };
         CataloguePlan {
             condition,
@@ -458,6 +479,8 @@ impl fmt::Display for CatalogueSpec {
             CatalogueSpec::GeneralExpert => f.write_str("general+expert"),
             CatalogueSpec::Hierarchical => f.write_str("hierarchical"),
             CatalogueSpec::Dynamic => f.write_str("dynamic"),
+            CatalogueSpec::CompactMeteorology => f.write_str("compact-meteorology"),
+            CatalogueSpec::CueRoutedMeteorology => f.write_str("cue-routed-meteorology"),
         }
     }
 }
@@ -485,12 +508,15 @@ impl FromStr for CatalogueSpec {
             None if s == "general+expert" => CatalogueSpec::GeneralExpert,
             None if s == "hierarchical" => CatalogueSpec::Hierarchical,
             None if s == "dynamic" => CatalogueSpec::Dynamic,
+            None if s == "compact-meteorology" => CatalogueSpec::CompactMeteorology,
+            None if s == "cue-routed-meteorology" => CatalogueSpec::CueRoutedMeteorology,
             _ => {
                 return Err(bad(
                     "--catalogue",
                     format!(
                         "`{s}` is not one of fixed:N, full, topk:K, workflow, expert, \
-                         general+expert, hierarchical, dynamic"
+                         general+expert, hierarchical, dynamic, compact-meteorology, \
+                         cue-routed-meteorology"
                     ),
                 ))
             }
@@ -515,6 +541,8 @@ mod tests {
             "general+expert",
             "hierarchical",
             "dynamic",
+            "compact-meteorology",
+            "cue-routed-meteorology",
         ] {
             assert_eq!(s.parse::<CatalogueSpec>().unwrap().to_string(), s);
         }

@@ -276,7 +276,15 @@ impl Controller {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| format!("tasks/{}.json", task.task_id));
-        let catalogue = self.tools.open_session(&task.question);
+        // The package's files are cues of the cue-routed catalogue (App.
+        // A.3.4); an unreadable package gives none.
+        let package_files: Vec<String> =
+            earthverse_package_model::evidence::list_package_files(&task.package_root)
+                .map(|files| files.into_iter().map(|f| f.package_relative).collect())
+                .unwrap_or_default();
+        let catalogue = self
+            .tools
+            .open_session_with_package(&task.question, &package_files);
         let task_text = prompts::task_message(
             &task.task_id,
             &task.event_id,

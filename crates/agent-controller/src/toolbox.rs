@@ -40,6 +40,18 @@ pub trait ToolBox: Send + Sync {
         None
     }
 
+    /// [`ToolBox::open_session`] for a task whose package holds
+    /// `package_files` (package-relative paths): conditions routed on task
+    /// *and package* cues (the cue-routed meteorology of App. A.3.4) read
+    /// them; the default ignores them.
+    fn open_session_with_package(
+        &self,
+        task_text: &str,
+        _package_files: &[String],
+    ) -> Option<Box<dyn CatalogueSession>> {
+        self.open_session(task_text)
+    }
+
     /// Renders a JSON value for observations and records. The default is
     /// serde_json's two-space pretty form; the registry renders exactly as
     /// the reference runner's Python `json.dumps(indent=2)` did.

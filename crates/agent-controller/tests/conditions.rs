@@ -438,3 +438,133 @@ async fn the_condition_object_round_trips_through_trajectory_json() {
     let back = Condition::from_record(read.condition.as_ref().unwrap()).unwrap();
     assert_eq!(back, condition);
 }
+
+fn fixture_task_ids() -> Vec<String> {
+    fixture_release()
+        .tasks()
+        .iter()
+        .map(|t| t.task_id.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_compact_meteorology_suite_is_the_same_for_every_task() {
+    use earthverse_tool_registry::catalogue::COMPACT_METEOROLOGY_SUITE;
+    use earthverse_tool_registry::ToolFamily;
+    let condition = Condition {
+        catalogue: Some(CatalogueSpec::CompactMeteorology),
+        ..Condition::default()
+    };
+    let registry = registry();
+    let mut expected: Vec<String> = RESEARCH_TOOL_NAMES.map(String::from).to_vec();
+    for name in COMPACT_METEOROLOGY_SUITE {
+        let tool = registry.get(name).expect("every suite tool is registered");
+        assert_eq!(tool.family(), ToolFamily::MeteorologyClimate, "{name}");
+        expected.push(name.to_string());
+    }
+    let mut offers = BTreeSet::new();
+    for id in fixture_task_ids() {
+        // Tool use is optional: a run that calls none ends normally.
+        let (record, requests) = run(
+            &condition,
+            vec![final_answer()],
+            &id,
+            Protocol::JsonInMessage,
+        )
+        .await;
+        assert_eq!(record.trajectory.diagnostics.run_status.as_str(), "ok");
+        let offered = catalogue_names(&requests[0]);
+        assert_eq!(offered, expected, "{id}");
+        offers.insert(offered);
+        assert_eq!(
+            record
+                .trajectory
+                .condition
+                .as_ref()
+                .and_then(|c| c.catalogue.as_deref()),
+            Some("compact-meteorology")
+        );
+    }
+    assert_eq!(offers.len(), 1, "one suite for every task");
+}
+
+#[tokio::test]
+async fn cue_routed_meteorology_offers_at_most_three_routed_on_task_and_package_cues() {
+    use earthverse_tool_registry::catalogue::{bm25_scores, routing_text, tokenize};
+    use earthverse_tool_registry::ToolFamily;
+    let condition = Condition {
+        catalogue: Some(CatalogueSpec::CueRoutedMeteorology),
+        ..Condition::default()
+    };
+    let release = fixture_release();
+    let registry = registry();
+    // The meteorology-and-climate operations, in registration order.
+    let meteorology: Vec<_> = registry
+        .definitions()
+        .into_iter()
+        .filter(|d| d.family == ToolFamily::MeteorologyClimate)
+        .collect();
+    assert!(meteorology.len() > 3);
+    let docs: Vec<Vec<String>> = meteorology
+        .iter()
+        .map(|d| tokenize(&routing_text(d)))
+        .collect();
+    let mut subsets = BTreeSet::new();
+    for id in fixture_task_ids() {
+        let (record, requests) = run(
+            &condition,
+            vec![final_answer()],
+            &id,
+            Protocol::JsonInMessage,
+        )
+        .await;
+        assert_eq!(record.trajectory.diagnostics.run_status.as_str(), "ok");
+        let offered = catalogue_names(&requests[0]);
+        assert_eq!(&offered[..6], &RESEARCH_TOOL_NAMES.map(String::from));
+        let routed = offered[6..].to_vec();
+        assert!(routed.len() <= 3, "{id}: {routed:?}");
+        // Independently: BM25 of the question and the package's file paths
+        // over the meteorological operations, the best three scoring above
+        // zero (ties by registration order).
+        let t = release.task(&id).unwrap();
+        let files: Vec<String> = earthverse_package_model::evidence::list_package_files(
+            &release.package_dir(&t.event_id),
+        )
+        .unwrap()
+        .into_iter()
+        .map(|f| f.package_relative)
+        .collect();
+        // Each file as its category folder and its name without `data/`
+        // and extensions.
+        let cues: Vec<String> = files
+            .iter()
+            .map(|f| {
+                let f = f.trim_start_matches("data/");
+                let (folder, name) = f.rsplit_once('/').unwrap_or(("", f));
+                format!("{folder} {}", name.split('.').next().unwrap())
+            })
+            .collect();
+        let query = format!("{}\n{}\n", t.question, cues.join("\n"));
+        let scores = bm25_scores(&tokenize(&query), &docs, 1.2, 0.75);
+        let mut order: Vec<usize> = (0..meteorology.len()).collect();
+        order.sort_by(|&a, &b| scores[b].partial_cmp(&scores[a]).unwrap().then(a.cmp(&b)));
+        let expected: Vec<String> = order
+            .into_iter()
+            .filter(|&i| scores[i] > 0.0)
+            .take(3)
+            .map(|i| meteorology[i].name.clone())
+            .collect();
+        assert_eq!(routed, expected, "{id}");
+        for name in &routed {
+            assert_eq!(
+                registry.get(name).unwrap().family(),
+                ToolFamily::MeteorologyClimate
+            );
+        }
+        subsets.insert(routed);
+    }
+    assert!(
+        subsets.len() > 1,
+        "tasks with different cues get different operations: {subsets:?}"
+    );
+}

@@ -31,4 +31,7 @@ pub mod perturb;
 
 pub use guard::{ground_truth_values, guard, Leak};
 pub use oracle::{oracle, Oracle, OracleError, OracleKind};
-pub use perturb::{perturb_release, EventPerturbation, PerturbError, PerturbationKind};
+pub use perturb::{
+    adapted_compute_gt, perturb_release, EventPerturbation, PerturbError, PerturbationKind,
+    UnitChange,
+};

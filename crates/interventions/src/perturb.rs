@@ -11,7 +11,10 @@
 //! passes on the result. Every event gets a manifest,
 //! `perturbations/<event>.json`, outside the package (an agent cannot list
 //! it), listing each change (file, what changed) and the seed, or the
-//! reason the perturbation could not be applied. Choices are seeded
+//! reason the perturbation could not be applied. A unit change keeps the
+//! ground truth in the question's units and adapts the event's
+//! `compute_gt.py` programs so that they still regenerate it
+//! ([`UnitChange`], [`adapted_compute_gt`]). Choices are seeded
 //! (ChaCha20) and follow general rules, never per-task cases.
 
 use earthverse_evidence_ledger::reference_files;
@@ -35,7 +38,9 @@ pub enum PerturbationKind {
     Missing,
     /// The longest text document cut to its first half.
     Truncated,
-    /// One JSON series converted to a physically equivalent unit.
+    /// One JSON series converted to a physically equivalent unit; the
+    /// event's `compute_gt.py` programs are adapted to convert it back
+    /// ([`UnitChange`]).
     UnitChange,
     /// A secondary source's first measured value changed to disagree.
     Conflicting,
@@ -105,6 +110,61 @@ pub struct EventPerturbation {
     /// Why it could not be applied, when it could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub not_applied: Option<String>,
+    /// For `unit-change`: the conversion, and how the ground truth is kept
+    /// (see [`UnitChange`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit_change: Option<UnitChange>,
+}
+
+/// The conversion of a `unit-change` perturbation and what it does to the
+/// ground truth (App. A.3.3: units changed *while preserving physical
+/// equivalence*; issue #27: "`compute_gt.py` adapted or the ground truth
+/// shown unchanged").
+///
+/// The ground truth stays in the question's units. Every task of the event
+/// that has a `compute_gt.py` gets an adapted program in the perturbed
+/// release (the hidden side; question and answer schema never change): a
+/// prelude that converts the changed series back to its original unit and
+/// precision whenever the program decodes the changed document with
+/// Python's `json`, then the original program verbatim
+/// ([`adapted_compute_gt`]). Re-running those programs on the perturbed
+/// release (`earthverse validate DIR --regenerate-gt`) shows whether the
+/// recorded ground truth still holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitChange {
+    /// The package-relative JSON file changed.
+    pub file: String,
+    /// The object holding the series (`daily`, `hourly`, ...).
+    pub block: String,
+    /// The series (`temperature_2m_max`, ...).
+    pub variable: String,
+    /// Its unit label before.
+    pub from: String,
+    /// Its unit label after.
+    pub to: String,
+    /// `new = old * factor + offset`.
+    pub factor: f64,
+    /// See `factor`.
+    pub offset: f64,
+    /// Decimals of the original values (the most any value has): the
+    /// converted values keep four more, so converting back and rounding
+    /// to these decimals restores every original value exactly.
+    pub decimals: u32,
+    /// Positions of the series that were JSON integers (restored as
+    /// integers).
+    pub integer_positions: Vec<usize>,
+    /// Length of the series.
+    pub length: usize,
+    /// Sum of the converted numbers: with `length`, how the adapted
+    /// program recognises the changed document.
+    pub converted_sum: f64,
+    /// Tasks of the event whose `compute_gt.py` names the changed file
+    /// (by inventory path or unique file name, as the oracles resolve
+    /// references). The others' programs do not name it.
+    pub programs_naming_file: Vec<String>,
+    /// Tasks of the event whose `compute_gt.py` was adapted (every task of
+    /// the event with a program).
+    pub adapted_programs: Vec<String>,
 }
 
 /// Errors of [`perturb_release`].
@@ -162,6 +222,7 @@ struct Edit {
     add: Vec<(String, Vec<u8>, String)>,
     remove: Vec<(String, String)>,
     rewrite: Vec<(String, Vec<u8>, String)>,
+    unit_change: Option<UnitChange>,
 }
 
 fn plan_event(
@@ -275,15 +336,19 @@ fn plan_event(
             let (file, block, var, unit) = candidates.choose(rng).cloned().ok_or("no choice")?;
             let mut value: Value =
                 serde_json::from_slice(&read(&file)?).map_err(|e| e.to_string())?;
-            let (to, what) = convert_series(&mut value, &block, &var, &unit)
+            let change = convert_series(&mut value, &file, &block, &var, &unit)
                 .ok_or("the series could not be converted")?;
             let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
             bytes.push(b'\n');
             edit.rewrite.push((
                 file,
                 bytes,
-                format!("{block}.{var}: {unit} -> {to} ({what})"),
+                format!(
+                    "{block}.{var}: {unit} -> {} (x * {} + {}, label updated)",
+                    change.to, change.factor, change.offset
+                ),
             ));
+            edit.unit_change = Some(change);
         }
         PerturbationKind::Conflicting => {
             let mut secondary: Vec<&String> = files
@@ -352,25 +417,99 @@ fn conversion(unit: &str) -> Option<(&'static str, f64, f64)> {
     }
 }
 
+/// Decimals of `x` as written shortest (Rust's `Display` of an `f64`
+/// never uses an exponent).
+fn decimals_of(x: f64) -> u32 {
+    let text = format!("{x}");
+    text.split_once('.')
+        .map_or(0, |(_, d)| u32::try_from(d.len()).unwrap_or(u32::MAX))
+}
+
+fn round_to(x: f64, decimals: u32) -> f64 {
+    let scale = 10f64.powi(i32::try_from(decimals).unwrap_or(i32::MAX));
+    (x * scale).round() / scale
+}
+
+/// Converts `value[block][var]` from `unit` and updates its label; the
+/// converted values keep four decimals more than the original, so the
+/// conversion is exactly reversible at the original precision.
 fn convert_series(
     value: &mut Value,
+    file: &str,
     block: &str,
     var: &str,
     unit: &str,
-) -> Option<(String, String)> {
+) -> Option<UnitChange> {
     let (to, factor, offset) = conversion(unit)?;
     let series = value.get_mut(block)?.get_mut(var)?.as_array_mut()?;
+    let decimals = series
+        .iter()
+        .filter_map(Value::as_f64)
+        .map(decimals_of)
+        .max()
+        .unwrap_or(0);
+    let integer_positions: Vec<usize> = series
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_i64() || v.is_u64())
+        .map(|(i, _)| i)
+        .collect();
+    let mut converted_sum = 0.0;
     for v in series.iter_mut() {
         if let Some(x) = v.as_f64() {
-            let y = ((x * factor + offset) * 1e4).round() / 1e4;
+            let y = round_to(x * factor + offset, decimals.saturating_add(4));
+            converted_sum += y;
             *v = json!(y);
         }
     }
+    let length = series.len();
     *value.get_mut(format!("{block}_units"))?.get_mut(var)? = json!(to);
-    Some((
-        to.to_string(),
-        format!("x * {factor} + {offset}, label updated"),
-    ))
+    Some(UnitChange {
+        file: file.to_string(),
+        block: block.to_string(),
+        variable: var.to_string(),
+        from: unit.to_string(),
+        to: to.to_string(),
+        factor,
+        offset,
+        decimals,
+        integer_positions,
+        length,
+        converted_sum,
+        programs_naming_file: Vec::new(),
+        adapted_programs: Vec::new(),
+    })
+}
+
+/// The prelude of an adapted `compute_gt.py`; `@CHANGE@` and `@PROGRAM@`
+/// are replaced by JSON string literals (valid Python string literals).
+const ADAPTED_PRELUDE: &str = include_str!("adapted_compute_gt.py");
+
+/// The `compute_gt.py` of a task whose package had `change` applied: a
+/// prelude that wraps Python's `json.loads` (which `json.load` calls) so
+/// that the changed document, recognised by its unit label, the series
+/// length and the sum of the converted values, decodes with the series
+/// converted back (`(x - offset) / factor`, rounded to the original
+/// decimals, integers restored) and its original label; then `program`
+/// run verbatim in the same module (`__name__ == "__main__"`, `__file__`
+/// the adapted program's path). Any other document decodes unchanged.
+pub fn adapted_compute_gt(program: &str, change: &UnitChange) -> String {
+    let literal = |v: &Value| serde_json::to_string(v).unwrap_or_default();
+    let config = json!({
+        "block": change.block,
+        "variable": change.variable,
+        "from": change.from,
+        "to": change.to,
+        "factor": change.factor,
+        "offset": change.offset,
+        "decimals": change.decimals,
+        "integer_positions": change.integer_positions,
+        "length": change.length,
+        "converted_sum": change.converted_sum,
+    });
+    ADAPTED_PRELUDE
+        .replace("@CHANGE@", &literal(&Value::String(literal(&config))))
+        .replace("@PROGRAM@", &literal(&Value::String(program.to_string())))
 }
 
 /// The first number followed by a unit in `text`, multiplied by 1.5 (same
@@ -504,11 +643,13 @@ pub fn perturb_release(
             seed,
             changes: Vec::new(),
             not_applied: None,
+            unit_change: None,
         };
         let mut records: Vec<(String, Option<(u64, String)>)> = Vec::new();
         match plan_event(release, &all_files, event, kind, &mut rng) {
             Err(reason) => manifest.not_applied = Some(reason),
             Ok(edit) => {
+                manifest.unit_change = edit.unit_change;
                 for (file, bytes, what) in edit.add {
                     write_new(&target.join(&file), &bytes)?;
                     records.push((file.clone(), Some((bytes.len() as u64, sha256_16(&bytes)))));
@@ -539,14 +680,6 @@ pub fn perturb_release(
                 }
             }
         }
-        let dir = out.join("perturbations");
-        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        let path = dir.join(format!("{event}.json"));
-        let text = serde_json::to_vec_pretty(&manifest).map_err(|e| PerturbError::Task {
-            path: path.clone(),
-            message: e.to_string(),
-        })?;
-        std::fs::write(&path, text).map_err(io(&path))?;
         // The event's tasks: inventories follow the package.
         for task in chosen.iter().filter(|t| &t.event_id == event) {
             let from = release
@@ -583,12 +716,32 @@ pub fn perturb_release(
                     }
                 }
             }
+            // A unit change: the program converts the series back (the
+            // ground truth stays in the question's units).
+            if let (Some(change), Some(program)) =
+                (manifest.unit_change.as_mut(), task.compute_gt_py.as_deref())
+            {
+                if reference_files(&[program], &task.inventory_paths()).contains(&change.file) {
+                    change.programs_naming_file.push(task.task_id.clone());
+                }
+                value["compute_gt_py"] = Value::String(adapted_compute_gt(program, change));
+                change.adapted_programs.push(task.task_id.clone());
+            }
             let bytes = serde_json::to_vec_pretty(&value).map_err(|e| PerturbError::Task {
                 path: to.clone(),
                 message: e.to_string(),
             })?;
             write_new(&to, &bytes)?;
         }
+        // Written after the tasks: a unit change names the adapted programs.
+        let dir = out.join("perturbations");
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let path = dir.join(format!("{event}.json"));
+        let text = serde_json::to_vec_pretty(&manifest).map_err(|e| PerturbError::Task {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(&path, text).map_err(io(&path))?;
         manifests.push(manifest);
     }
     Ok(manifests)

@@ -137,3 +137,211 @@ fn an_existing_output_is_refused() {
         perturb_release(&original, PerturbationKind::Missing, 1, out.path(), None).unwrap_err();
     assert!(err.to_string().contains("must be new or empty"), "{err}");
 }
+
+// ---- unit change: the ground truth still holds (issue #27) ----
+
+const SERIES_FILE: &str = "data/physical_hazard/physical_hazard_003_Open-Meteo_daily_series.json";
+const TMAX: [&str; 7] = ["31.4", "33", "36.25", "38.1", "37.9", "29.0", "30.6"];
+const PRECIP: [&str; 7] = ["0.0", "1.2", "0", "12.7", "3.35", "0.4", "22"];
+
+/// A program reading the series through `reader` (`json.load` or
+/// `json.loads`), returning the series as decoded plus a peak and a sum.
+fn series_program(task: &str, reader: &str) -> String {
+    let load = match reader {
+        "load" => {
+            "with (package / SERIES).open(encoding=\"utf-8\") as h:\n        doc = json.load(h)"
+        }
+        _ => "doc = json.loads((package / SERIES).read_text(encoding=\"utf-8\"))",
+    };
+    format!(
+        r#"#!/usr/bin/env python3
+"""Ground truth of {task} from the daily series."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SERIES = "{SERIES_FILE}"
+
+
+def find_package(start: Path) -> Path:
+    for candidate in [start, *start.parents]:
+        p = candidate / "event_packages" / "standard_event_packages" / "packages" / "FIX-001"
+        if p.is_dir():
+            return p
+    raise FileNotFoundError("FIX-001")
+
+
+def main() -> None:
+    task_dir = Path(__file__).resolve().parent
+    package = find_package(task_dir)
+    {load}
+    daily = doc["daily"]
+    units = doc["daily_units"]
+    primary = {{
+        "tmax": daily["temperature_2m_max"],
+        "precip": daily["precipitation_sum"],
+        "peak_tmax": max(daily["temperature_2m_max"]),
+        "precip_total": round(sum(daily["precipitation_sum"]), 2),
+        "units": [units["temperature_2m_max"], units["precipitation_sum"]],
+    }}
+    (task_dir / "computed_gt.json").write_text(json.dumps({{"primary_gt": primary}}), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
+"#
+    )
+}
+
+fn copy_release(from: &Path, to: &Path) {
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let rel = entry.path().strip_prefix(from).unwrap();
+        let target = to.join(rel);
+        if entry.file_type().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The fixture release with a labelled Open-Meteo-style series in FIX-001
+/// and both FIX-001 programs reading it (one through `json.loads`, one
+/// through `json.load`); the recorded ground truth is what the series says.
+fn release_with_series(root: &Path) -> Release {
+    copy_release(&fixtures(), root);
+    let original = Release::load(root).unwrap();
+    let package = original.package_dir("FIX-001");
+    let numbers = |xs: &[&str]| xs.join(", ");
+    let text = format!(
+        "{{\n  \"latitude\": 45.5,\n  \"daily_units\": {{\"time\": \"iso8601\", \"temperature_2m_max\": \"°C\", \"precipitation_sum\": \"mm\"}},\n  \"daily\": {{\n    \"time\": [\"2019-07-22\", \"2019-07-23\", \"2019-07-24\", \"2019-07-25\", \"2019-07-26\", \"2019-07-27\", \"2019-07-28\"],\n    \"temperature_2m_max\": [{}],\n    \"precipitation_sum\": [{}]\n  }}\n}}\n",
+        numbers(&TMAX),
+        numbers(&PRECIP)
+    );
+    std::fs::write(package.join(SERIES_FILE), &text).unwrap();
+    // The recorded ground truth, from the numbers as written.
+    let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let tmax = parsed["daily"]["temperature_2m_max"].clone();
+    let precip = parsed["daily"]["precipitation_sum"].clone();
+    let peak = TMAX
+        .iter()
+        .map(|s| s.parse::<f64>().unwrap())
+        .fold(f64::MIN, f64::max);
+    let total: f64 = PRECIP.iter().map(|s| s.parse::<f64>().unwrap()).sum();
+    let primary = serde_json::json!({
+        "tmax": tmax, "precip": precip, "peak_tmax": peak,
+        "precip_total": (total * 100.0).round() / 100.0,
+        "units": ["°C", "mm"],
+    });
+    let sha = hex::encode(Sha256::digest(text.as_bytes()))[..16].to_string();
+    for (task, reader) in [("FIX-001_Q1", "loads"), ("FIX-001_Q2", "load")] {
+        let path = root.join("tasks").join(format!("{task}.json"));
+        let mut value: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        value["event_files"]
+            .as_array_mut()
+            .unwrap()
+            .push(serde_json::json!({
+                "relative_path": SERIES_FILE, "category": "physical_hazard",
+                "bytes": text.len(), "sha256_16": sha,
+            }));
+        value["compute_gt_py"] = serde_json::json!(series_program(task, reader));
+        value["ground_truth"]["primary_gt"] = primary.clone();
+        std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+    }
+    Release::load(root).unwrap()
+}
+
+fn regenerate(release: &Release) -> earthverse_package_model::regenerate::GtRegenerationReport {
+    use earthverse_package_model::regenerate::{regenerate_ground_truth, RegenerateOptions};
+    let options = RegenerateOptions {
+        task_ids: Some(["FIX-001_Q1".to_string(), "FIX-001_Q2".to_string()].into()),
+        jobs: 1,
+        ..RegenerateOptions::default()
+    };
+    regenerate_ground_truth(release, &options).unwrap()
+}
+
+#[test]
+fn a_unit_change_adapts_compute_gt_and_the_ground_truth_regenerates_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = release_with_series(&dir.path().join("source"));
+    // The programs and the recorded ground truth agree before any change.
+    let before = regenerate(&source);
+    assert_eq!(
+        before.identical, 2,
+        "{:?} {:?}",
+        before.differs, before.failed
+    );
+
+    // Both series get chosen over a few seeds; each must come back exactly.
+    let mut seen = std::collections::BTreeSet::new();
+    for seed in 0..12u64 {
+        let out = dir.path().join(format!("perturbed-{seed}"));
+        let manifests =
+            perturb_release(&source, PerturbationKind::UnitChange, seed, &out, None).unwrap();
+        let m = manifests.iter().find(|m| m.event_id == "FIX-001").unwrap();
+        let change = m.unit_change.as_ref().expect("FIX-001 has labelled series");
+        assert_eq!(change.file, SERIES_FILE);
+        assert_eq!(change.programs_naming_file, ["FIX-001_Q1", "FIX-001_Q2"]);
+        assert_eq!(change.adapted_programs, ["FIX-001_Q1", "FIX-001_Q2"]);
+        seen.insert(change.variable.clone());
+        // The file holds the converted series, labelled with the new unit.
+        let perturbed = Release::load(&out).unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(perturbed.package_dir("FIX-001").join(SERIES_FILE)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(doc["daily_units"][&change.variable], change.to.as_str());
+        let written = if change.variable == "temperature_2m_max" {
+            &TMAX
+        } else {
+            &PRECIP
+        };
+        for (y, x) in doc["daily"][&change.variable]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(written)
+        {
+            let expected = x.parse::<f64>().unwrap() * change.factor + change.offset;
+            assert!((y.as_f64().unwrap() - expected).abs() < 1e-3, "{y} vs {x}");
+        }
+        assert_ne!(change.from, change.to);
+        // The public side never changes; the program does.
+        for id in ["FIX-001_Q1", "FIX-001_Q2"] {
+            let (a, b) = (source.task(id).unwrap(), perturbed.task(id).unwrap());
+            assert_eq!(a.question, b.question);
+            assert_eq!(a.ground_truth, b.ground_truth);
+            assert_ne!(a.compute_gt_py, b.compute_gt_py);
+        }
+        // The adapted programs regenerate the recorded ground truth exactly.
+        let after = regenerate(&perturbed);
+        assert_eq!(
+            after.identical, 2,
+            "seed {seed}: {:?} {:?}",
+            after.differs, after.failed
+        );
+        // Control: the original programs on the perturbed package do not.
+        for id in ["FIX-001_Q1", "FIX-001_Q2"] {
+            let path = out.join("tasks").join(format!("{id}.json"));
+            let mut value: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            value["compute_gt_py"] = serde_json::json!(source.task(id).unwrap().compute_gt_py);
+            std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+        }
+        let control = regenerate(&Release::load(&out).unwrap());
+        assert_eq!(control.identical, 0, "seed {seed}: the change is read");
+        assert_eq!(control.differs.len(), 2);
+        if seen.len() == 2 {
+            break;
+        }
+    }
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        ["precipitation_sum", "temperature_2m_max"]
+    );
+}

@@ -13,7 +13,12 @@
 //!   chosen domain ([`HierarchicalCatalogue`]);
 //! - **descriptive names** (intended-use and exclusion cues), **opaque
 //!   names** (same tools, meaningless names) and **dynamic descriptions**
-//!   (candidates re-ranked at each step) ([`Naming`], [`DynamicCatalogue`]).
+//!   (candidates re-ranked at each step) ([`Naming`], [`DynamicCatalogue`]);
+//! - **optional meteorological access** (App. A.3.4, Table 4d): the same
+//!   compact shortlist of meteorological operations for every task
+//!   ([`CatalogueCondition::CompactMeteorology`]), or at most three
+//!   meteorological operations routed on task and package cues
+//!   ([`CatalogueCondition::CueRoutedMeteorology`], [`cue_routed_meteorology`]).
 //!
 //! The six research tools are always present unless a plan removes them on
 //! purpose ([`CataloguePlan::keep_research_tools`]).
@@ -58,6 +63,87 @@ pub enum CatalogueCondition {
     /// best-matching workflow profile: a mixed general/expert suite
     /// (Table 6b; the paper names the suite, the composition is ours).
     GeneralExpert,
+    /// The research tools plus the same compact shortlist of meteorological
+    /// operations for every task ([`COMPACT_METEOROLOGY_SUITE`]; App. A.3.4
+    /// fixes "the same compact shortlist", the list is ours).
+    CompactMeteorology,
+    /// The research tools plus at most `max` meteorological operations
+    /// routed on task and package cues ([`cue_routed_meteorology`]; App.
+    /// A.3.4 fixes "at most three", [`CUE_ROUTED_METEOROLOGY_MAX`]).
+    CueRoutedMeteorology {
+        /// At most this many operations.
+        max: usize,
+    },
+}
+
+/// The compact meteorology suite of App. A.3.4 (Table 4d), offered to
+/// every task besides the research tools. The paper fixes only that it is
+/// one compact shortlist for all tasks; these eight (ours) cover the heat,
+/// humidity, precipitation and wind quantities the release's hazard
+/// families ask for.
+pub const COMPACT_METEOROLOGY_SUITE: [&str; 8] = [
+    "heat_index",
+    "apparent_temperature",
+    "wet_bulb_temperature",
+    "heat_wave_max_length",
+    "tx_days_above",
+    "max_n_day_precip",
+    "heavy_precip_days",
+    "wind_speed",
+];
+
+/// At most this many meteorological operations in the cue-routed condition
+/// (App. A.3.4: "task and package cues ... expose at most three").
+pub const CUE_ROUTED_METEOROLOGY_MAX: usize = 3;
+
+/// The cue text of a package for the cue-routed condition: for each
+/// package-relative file path, its inventory category (the folder under
+/// `data/`) and its file name without extensions, one file per line. The
+/// `data/` prefix and the extensions (`.json`, `.csv`, ...) are left out:
+/// every package has them, so they are no cue (ours).
+pub fn package_cues<S: AsRef<str>>(paths: &[S]) -> String {
+    let mut out = String::new();
+    for p in paths {
+        let p = p.as_ref();
+        let p = p.strip_prefix("data/").unwrap_or(p);
+        let (folder, name) = p.rsplit_once('/').unwrap_or(("", p));
+        let stem = name.split('.').next().unwrap_or(name);
+        out.push_str(folder);
+        out.push(' ');
+        out.push_str(stem);
+        out.push('\n');
+    }
+    out
+}
+
+/// The cue-routed meteorological operations (App. A.3.4): the
+/// meteorology-and-climate operations of `tools` scored by `router`
+/// against the task text and the package cues (`cues`, e.g.
+/// [`package_cues`]), the `max` best with a positive score (ties by
+/// catalogue order). A task whose cues match no meteorological operation
+/// is offered none.
+pub fn cue_routed_meteorology(
+    tools: &[ToolDescriptor],
+    cues: &str,
+    max: usize,
+    router: &dyn ToolRouter,
+) -> Vec<String> {
+    let meteorology: Vec<ToolDescriptor> = tools
+        .iter()
+        .filter(|d| d.family == ToolFamily::MeteorologyClimate)
+        .cloned()
+        .collect();
+    let scores = router.scores(cues, &meteorology);
+    router
+        .top_k(cues, &meteorology, max)
+        .into_iter()
+        .filter(|name| {
+            meteorology
+                .iter()
+                .position(|d| &d.name == name)
+                .is_some_and(|i| scores[i] > 0.0)
+        })
+        .collect()
 }
 
 /// Domain families every `GeneralExpert` suite includes: operations on
@@ -629,6 +715,24 @@ pub fn present_from(
             }
             base.iter()
                 .chain(others.iter().filter(|d| families.contains(&d.family)))
+                .collect()
+        }
+        CatalogueCondition::CompactMeteorology => base
+            .iter()
+            .chain(
+                COMPACT_METEOROLOGY_SUITE
+                    .iter()
+                    .filter_map(|n| others.iter().find(|d| d.name == *n)),
+            )
+            .collect(),
+        CatalogueCondition::CueRoutedMeteorology { max } => {
+            let picked = cue_routed_meteorology(others, task_text, *max, router);
+            base.iter()
+                .chain(
+                    picked
+                        .iter()
+                        .filter_map(|n| others.iter().find(|d| &d.name == n)),
+                )
                 .collect()
         }
     };

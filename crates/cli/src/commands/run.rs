@@ -140,8 +140,15 @@ pub struct ConditionArgs {
     /// (research tools + the best workflow profile's families), `expert`
     /// (domain operations only), `general+expert` (research tools, general
     /// families and the profile's specialist families), `hierarchical`
-    /// (domains first, opened with `open_tool_domain`) or `dynamic`
-    /// (research tools + 20 tools routed again at every step).
+    /// (domains first, opened with `open_tool_domain`), `dynamic`
+    /// (research tools + 20 tools routed again at every step), and the
+    /// optional meteorological access of Table 4d (App. A.3.4; tool use
+    /// stays optional): `compact-meteorology` (research tools + the same 8
+    /// meteorological operations for every task; the list is ours) or
+    /// `cue-routed-meteorology` (research tools + at most 3, the paper's
+    /// limit, meteorological operations a BM25 router picks from the
+    /// question and the package's file paths; operations with no matching
+    /// cue are not offered).
     #[arg(long, value_name = "CATALOGUE")]
     pub catalogue: Option<CatalogueSpec>,
     /// Tool names (Table 4b): `reference` (registry names), `descriptive`
