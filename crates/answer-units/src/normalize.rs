@@ -38,7 +38,7 @@ pub(crate) const NOT_AVAILABLE: &[&str] = &[
 pub fn normalize_key(key: &str) -> String {
     let mut out = String::with_capacity(key.len());
     let mut pending_sep = false;
-    for ch in key.chars().flat_map(char::to_lowercase) {
+    let mut keep = |ch: char, out: &mut String| {
         if ch.is_ascii_lowercase() || ch.is_ascii_digit() {
             if pending_sep && !out.is_empty() {
                 out.push('_');
@@ -47,6 +47,15 @@ pub fn normalize_key(key: &str) -> String {
             out.push(ch);
         } else {
             pending_sep = true;
+        }
+    };
+    for ch in key.chars() {
+        if ch.is_ascii() {
+            // ASCII lowercases to one ASCII character: no iterator.
+            keep(ch.to_ascii_lowercase(), &mut out);
+        } else {
+            // (some non-ASCII letters lowercase to ASCII, e.g. the Kelvin sign)
+            ch.to_lowercase().for_each(|c| keep(c, &mut out));
         }
     }
     out
