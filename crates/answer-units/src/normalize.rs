@@ -38,7 +38,7 @@ pub(crate) const NOT_AVAILABLE: &[&str] = &[
 pub fn normalize_key(key: &str) -> String {
     let mut out = String::with_capacity(key.len());
     let mut pending_sep = false;
-    for ch in key.chars().flat_map(char::to_lowercase) {
+    let mut keep = |ch: char, out: &mut String| {
         if ch.is_ascii_lowercase() || ch.is_ascii_digit() {
             if pending_sep && !out.is_empty() {
                 out.push('_');
@@ -47,6 +47,15 @@ pub fn normalize_key(key: &str) -> String {
             out.push(ch);
         } else {
             pending_sep = true;
+        }
+    };
+    for ch in key.chars() {
+        if ch.is_ascii() {
+            // ASCII lowercases to one ASCII character: no iterator.
+            keep(ch.to_ascii_lowercase(), &mut out);
+        } else {
+            // (some non-ASCII letters lowercase to ASCII, e.g. the Kelvin sign)
+            ch.to_lowercase().for_each(|c| keep(c, &mut out));
         }
     }
     out
@@ -203,6 +212,41 @@ pub(crate) fn contains_word(haystack_lower: &str, needle: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The definition before the ASCII fast path: every character through
+    /// Unicode lowercasing.
+    fn normalize_key_unicode(key: &str) -> String {
+        let mut out = String::new();
+        let mut pending_sep = false;
+        for ch in key.chars().flat_map(char::to_lowercase) {
+            if ch.is_ascii_lowercase() || ch.is_ascii_digit() {
+                if pending_sep && !out.is_empty() {
+                    out.push('_');
+                }
+                pending_sep = false;
+                out.push(ch);
+            } else {
+                pending_sep = true;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_ascii_fast_path_keeps_unicode_lowercasing() {
+        for key in [
+            "hotHours_ge_30C",
+            "Temp_\u{212A}",
+            "\u{130}stanbul_rain",
+            "Ölçüm-Max (°C)",
+            "  __a__B9__ ",
+            "",
+        ] {
+            assert_eq!(normalize_key(key), normalize_key_unicode(key), "{key:?}");
+        }
+        // The Kelvin sign lowercases to an ASCII `k`.
+        assert_eq!(normalize_key("T_\u{212A}"), "t_k");
+    }
 
     #[test]
     fn keys_normalise() {

@@ -416,6 +416,9 @@ struct Node<'a> {
     /// The value with its text forms cached for matching.
     cand: Candidate<'a>,
     key: Option<String>,
+    /// [`key_meaning_words`] of `key`, made on first use (every key of the
+    /// reference asks it of the same answer nodes).
+    meaning: std::cell::OnceCell<Vec<String>>,
     path: String,
     /// One past the last descendant (preorder).
     end: usize,
@@ -423,6 +426,10 @@ struct Node<'a> {
 }
 
 impl Node<'_> {
+    fn meaning_words(&self, key: &str) -> &[String] {
+        self.meaning.get_or_init(|| key_meaning_words(key))
+    }
+
     fn is_scalar(&self) -> bool {
         !matches!(self.value, Value::Object(_) | Value::Array(_))
     }
@@ -514,6 +521,7 @@ impl<'a> Scorer<'a> {
             value,
             cand: Candidate::new(value),
             key,
+            meaning: std::cell::OnceCell::new(),
             path,
             end: index + 1,
             children: Vec::new(),
@@ -635,7 +643,7 @@ impl<'a> Scorer<'a> {
                     out.push(i);
                     continue;
                 }
-                let words = key_meaning_words(k);
+                let words = self.nodes[i].meaning_words(k);
                 if wanted.iter().all(|w| words.contains(w)) {
                     if chosen.is_some() {
                         return Vec::new();

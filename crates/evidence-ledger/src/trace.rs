@@ -127,17 +127,22 @@ struct Num {
 }
 
 /// One observation ready for searching: its number tokens and its
-/// lowercased text, computed once per run.
+/// lowercased text, each computed once per run on first use (a search that
+/// stops at an earlier step never tokenises the later ones).
 #[derive(Debug)]
 struct Indexed<'a> {
     obs: &'a Observation,
-    nums: Vec<Num>,
+    nums: OnceCell<Vec<Num>>,
     /// The text with ASCII letters lowercased (byte offsets kept), made on
     /// first use (labels, dates, paths).
     lower: OnceCell<String>,
 }
 
 impl Indexed<'_> {
+    fn nums(&self) -> &[Num] {
+        self.nums.get_or_init(|| nums_of(&self.obs.text))
+    }
+
     fn lower(&self) -> &str {
         self.lower
             .get_or_init(|| self.obs.text.to_ascii_lowercase())
@@ -197,7 +202,7 @@ impl<'a> TraceIndex<'a> {
             .filter(|o| o.kind != ObservationKind::Prompt)
             .map(|obs| Indexed {
                 obs,
-                nums: nums_of(&obs.text),
+                nums: OnceCell::new(),
                 lower: OnceCell::new(),
             })
             .collect();
@@ -367,7 +372,7 @@ impl<'a> TraceIndex<'a> {
             self.items
                 .iter()
                 .enumerate()
-                .map(|(i, it)| (Some(i), it.nums.as_slice(), it.obs.text.as_str())),
+                .map(|(i, it)| (Some(i), it.nums(), it.obs.text.as_str())),
         )
     }
 
@@ -490,11 +495,12 @@ impl<'a> TraceIndex<'a> {
             {
                 let at = from + p;
                 from = at + anchor.len().max(1);
-                let idx = item.nums.partition_point(|n| n.range.start < from);
-                let Some(n) = item.nums.get(idx) else {
+                let nums = item.nums();
+                let idx = nums.partition_point(|n| n.range.start < from);
+                let Some(n) = nums.get(idx) else {
                     break;
                 };
-                let prev_end = idx.checked_sub(1).map_or(0, |k| item.nums[k].range.end);
+                let prev_end = idx.checked_sub(1).map_or(0, |k| nums[k].range.end);
                 let between_start = line_start(text, n.range.start, prev_end);
                 if at < between_start {
                     continue;

@@ -102,13 +102,21 @@ fn ident_re() -> &'static Regex {
 fn norm(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut space = true;
-    for ch in text.chars().flat_map(char::to_lowercase) {
+    let mut keep = |ch: char, out: &mut String| {
         if ch.is_alphanumeric() || ch == '.' || ch == '-' {
             out.push(ch);
             space = false;
         } else if !space {
             out.push(' ');
             space = true;
+        }
+    };
+    for ch in text.chars() {
+        if ch.is_ascii() {
+            // ASCII lowercases to one ASCII character: no iterator.
+            keep(ch.to_ascii_lowercase(), &mut out);
+        } else {
+            ch.to_lowercase().for_each(|c| keep(c, &mut out));
         }
     }
     out.trim().to_string()
@@ -318,9 +326,8 @@ impl RunHaystack {
                 let tol = (ANCHOR_REL_TOLERANCE * value.abs()).max(*half_unit) + 1e-9;
                 self.numbers.iter().any(|x| (x - value).abs() <= tol)
             }
-            Anchor::Text(t) => {
-                self.text.contains(&format!(" {t} ")) || self.text.contains(t.as_str())
-            }
+            // (a match as a whole word, ` t `, is also a match of `t`)
+            Anchor::Text(t) => self.text.contains(t.as_str()),
         }
     }
 
@@ -383,14 +390,64 @@ pub fn approximate_rubric_weighted(
     unit_accuracy: f64,
     unit_weight: f64,
 ) -> Vec<CriterionEntry> {
+    approximate_rubric_prepared(&PreparedRubric::new(task), run, unit_accuracy, unit_weight)
+}
+
+/// The part of [`approximate_rubric`] that depends on the task only (each
+/// criterion's anchors, whether it names sources, the ground truth's source
+/// files): built once per task and read for every run of it.
+#[derive(Debug, Clone)]
+pub struct PreparedRubric {
+    criteria: Vec<PreparedCriterion>,
+    sources: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+struct PreparedCriterion {
+    name: String,
+    points: f64,
+    anchors: Vec<Anchor>,
+    names_sources: bool,
+}
+
+impl PreparedRubric {
+    /// Prepares the rubric of `task`.
+    pub fn new(task: &TaskContext) -> Self {
+        let criteria = task
+            .rubric
+            .criteria
+            .iter()
+            .map(|c| {
+                let text = format!("{} {}", c.name, c.description).to_lowercase();
+                PreparedCriterion {
+                    name: c.name.clone(),
+                    points: c.points,
+                    anchors: criterion_anchors(c, &task.primary_gt),
+                    names_sources: SOURCE_WORDS.iter().any(|w| text.contains(w)),
+                }
+            })
+            .collect();
+        PreparedRubric {
+            criteria,
+            sources: source_paths(&task.ground_truth),
+        }
+    }
+}
+
+/// [`approximate_rubric_weighted`] with the task's part prepared once.
+pub fn approximate_rubric_prepared(
+    prepared: &PreparedRubric,
+    run: &RunContext,
+    unit_accuracy: f64,
+    unit_weight: f64,
+) -> Vec<CriterionEntry> {
     let hay = RunHaystack::of(run);
-    let sources = source_paths(&task.ground_truth);
     let u = unit_accuracy / 100.0;
-    task.rubric
+    prepared
         .criteria
         .iter()
         .map(|c| {
-            let anchors = criterion_anchors(c, &task.primary_gt);
+            let anchors = &c.anchors;
             let mut signals = Vec::new();
             let mut notes = Vec::new();
             if !anchors.is_empty() {
@@ -398,9 +455,8 @@ pub fn approximate_rubric_weighted(
                 signals.push(found as f64 / anchors.len() as f64);
                 notes.push(format!("anchors {found}/{}", anchors.len()));
             }
-            let text = format!("{} {}", c.name, c.description).to_lowercase();
-            if SOURCE_WORDS.iter().any(|w| text.contains(w)) {
-                if let Some(share) = hay.touched_share(&sources) {
+            if c.names_sources {
+                if let Some(share) = hay.touched_share(&prepared.sources) {
                     signals.push(share);
                     notes.push(format!("sources touched {:.0}%", 100.0 * share));
                 }
@@ -456,6 +512,17 @@ pub fn evaluate_deterministic_with(
     run: &RunContext,
     units: impl FnOnce() -> UnitOutcome,
 ) -> EvaluationRecord {
+    evaluate_deterministic_prepared(task, &PreparedRubric::new(task), run, units)
+}
+
+/// [`evaluate_deterministic_with`] with the task's rubric prepared once
+/// ([`PreparedRubric::new`]) for all of its runs.
+pub fn evaluate_deterministic_prepared(
+    task: &TaskContext,
+    rubric: &PreparedRubric,
+    run: &RunContext,
+    units: impl FnOnce() -> UnitOutcome,
+) -> EvaluationRecord {
     if run.run_status == RunStatus::Error {
         let mut record = EvaluationRecord::solver_failure(
             &task.task_id,
@@ -472,7 +539,7 @@ pub fn evaluate_deterministic_with(
         return record;
     }
     let units = units();
-    let ledger = approximate_rubric(task, run, units.unit_accuracy);
+    let ledger = approximate_rubric_prepared(rubric, run, units.unit_accuracy, UNIT_WEIGHT);
     let earned: f64 = ledger.iter().map(|c| c.points_earned).sum();
     let total: f64 = ledger.iter().map(|c| c.points_possible).sum();
     let p = if total > 0.0 {

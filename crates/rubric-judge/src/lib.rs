@@ -40,9 +40,11 @@ pub use batch::{
 };
 pub use cache::{cache_key, JudgeCache};
 pub use deterministic::{
-    approximate_rubric, approximate_rubric_weighted, criterion_anchors, empty_rubric_ledger,
-    evaluate_deterministic, evaluate_deterministic_with, Anchor, DeterministicJudge, RunHaystack,
-    UnitOutcome, UnitScorer, ANCHOR_REL_TOLERANCE, DETERMINISTIC_JUDGE_ID, UNIT_WEIGHT,
+    approximate_rubric, approximate_rubric_prepared, approximate_rubric_weighted,
+    criterion_anchors, empty_rubric_ledger, evaluate_deterministic,
+    evaluate_deterministic_prepared, evaluate_deterministic_with, Anchor, DeterministicJudge,
+    PreparedRubric, RunHaystack, UnitOutcome, UnitScorer, ANCHOR_REL_TOLERANCE,
+    DETERMINISTIC_JUDGE_ID, UNIT_WEIGHT,
 };
 /// Agreement of two paired score series (MAE, bias, Pearson, Spearman,
 /// within 5 and 10 points): `earthverse-answer-units`' one agreement module,

@@ -7,9 +7,9 @@ use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
 };
 use earthverse_rubric_judge::{
-    compare_published, done_keys, evaluate_deterministic_with, find_runs, load_tasks, read_records,
-    Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache, LlmJudge, RecordWriter,
-    UnitReading, UnitScorer,
+    compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks,
+    read_records, Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache, LlmJudge,
+    PreparedRubric, RecordWriter, UnitReading, UnitScorer,
 };
 use earthverse_rubric_judge::{scoring_context, RunContext, RunStatus, TaskContext};
 use rayon::prelude::*;
@@ -194,9 +194,16 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             // question's prepared lookups across every run of the task.
             let needed: std::collections::BTreeSet<&str> =
                 todo.iter().map(|rf| rf.run.task_id.as_str()).collect();
-            let contexts: BTreeMap<&str, earthverse_answer_units::ScoringContext> = needed
+            // The same for the task's side of the rubric approximation.
+            let contexts: BTreeMap<
+                &str,
+                (earthverse_answer_units::ScoringContext, PreparedRubric),
+            > = needed
                 .into_par_iter()
-                .map(|id| (id, scoring_context(&tasks[id])))
+                .map(|id| {
+                    let task = &tasks[id];
+                    (id, (scoring_context(task), PreparedRubric::new(task)))
+                })
                 .collect();
             // Scoring is pure: each batch is scored on all cores, then its
             // records are written in run order, so a killed run loses at most
@@ -206,24 +213,21 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                     .par_iter()
                     .map(|rf| {
                         let task = &tasks[&rf.run.task_id];
+                        let (context, rubric) = &contexts[task.task_id.as_str()];
                         // One scoring of the answer serves the record and
                         // its claim ledger.
-                        let task_score = (rf.run.run_status != RunStatus::Error).then(|| {
-                            score_task(
-                                &task.primary_gt,
-                                &rf.run.final_answer,
-                                &contexts[task.task_id.as_str()],
-                            )
-                        });
+                        let task_score = (rf.run.run_status != RunStatus::Error)
+                            .then(|| score_task(&task.primary_gt, &rf.run.final_answer, context));
                         let claims = task_score
                             .as_ref()
                             .map(|score| claims_of(task, &references, &rf.run, reading, score));
-                        let mut record = evaluate_deterministic_with(task, &rf.run, || {
-                            task_score.map_or_else(
-                                || scorer.score_units(task, &rf.run.final_answer),
-                                |score| scorer.outcome(score),
-                            )
-                        });
+                        let mut record =
+                            evaluate_deterministic_prepared(task, rubric, &rf.run, || {
+                                task_score.map_or_else(
+                                    || scorer.score_units(task, &rf.run.final_answer),
+                                    |score| scorer.outcome(score),
+                                )
+                            });
                         record.claims = claims.unwrap_or_default();
                         record
                     })
