@@ -472,7 +472,10 @@ async fn the_compact_meteorology_suite_is_the_same_for_every_task() {
             Protocol::JsonInMessage,
         )
         .await;
-        assert_eq!(record.trajectory.diagnostics.run_status.as_str(), "ok");
+        assert_eq!(
+            record.trajectory.diagnostics.run_status,
+            Some(RunStatus::Ok)
+        );
         let offered = catalogue_names(&requests[0]);
         assert_eq!(offered, expected, "{id}");
         offers.insert(offered);
@@ -518,7 +521,10 @@ async fn cue_routed_meteorology_offers_at_most_three_routed_on_task_and_package_
             Protocol::JsonInMessage,
         )
         .await;
-        assert_eq!(record.trajectory.diagnostics.run_status.as_str(), "ok");
+        assert_eq!(
+            record.trajectory.diagnostics.run_status,
+            Some(RunStatus::Ok)
+        );
         let offered = catalogue_names(&requests[0]);
         assert_eq!(&offered[..6], &RESEARCH_TOOL_NAMES.map(String::from));
         let routed = offered[6..].to_vec();
