@@ -73,7 +73,7 @@ pub use evidence::{resolve, AccessError, ResolvedPath};
 pub use labels::{CapabilityDimension, DifficultyLevel, EvaluationMode, HazardFamily};
 pub use release::{
     load_recorded_answers_with_errors, load_recorded_runs, load_recorded_runs_with_errors,
-    LoadError, RecordedAnswer, RecordedAnswerEntry, RecordedRunEntry, Release,
+    run_file_paths, LoadError, RecordedAnswer, RecordedAnswerEntry, RecordedRunEntry, Release,
 };
 pub use run::{
     RecordedRun, RecordedToolCall, RunDiagnostics, RunScores, RunStatus, TerminationReason,

@@ -272,7 +272,9 @@ pub struct RecordedRunEntry {
 /// Loads recorded runs from a `trajectories` directory
 /// (`<dir>/<system>/<task>.json`), one system's directory
 /// (`<dir>/<task>.json`), or an `exploration` directory holding
-/// `trajectories/`, sorted by system, then task id.
+/// `trajectories/`, sorted by system, then task id. The files are those of
+/// [`run_file_paths`] (every `*.json` below the directory); a file's system
+/// is the first directory below it on the file's path.
 ///
 /// **Run discovery has one rule** (here, and in `earthverse-rubric-judge`'s
 /// `find_runs`): a run file that fails to load is an error naming the file
@@ -383,38 +385,10 @@ where
     } else {
         dir.to_path_buf()
     };
-    let mut system_dirs = Vec::new();
-    let mut direct_files = false;
-    for entry in std::fs::read_dir(&dir).map_err(|e| PackageError::io(&dir, e))? {
-        let entry = entry.map_err(|e| PackageError::io(&dir, e))?;
-        let path = entry.path();
-        if path.is_dir() {
-            system_dirs.push(path);
-        } else if path.extension().is_some_and(|x| x == "json") {
-            direct_files = true;
-        }
-    }
-    if direct_files {
-        system_dirs = vec![dir.clone()];
-    }
-    system_dirs.sort();
-    let mut files = Vec::new();
-    for system_dir in system_dirs {
-        let system_id = system_dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut found = Vec::new();
-        for entry in std::fs::read_dir(&system_dir).map_err(|e| PackageError::io(&system_dir, e))? {
-            let entry = entry.map_err(|e| PackageError::io(&system_dir, e))?;
-            let path = entry.path();
-            if path.is_file() && path.extension().is_some_and(|x| x == "json") {
-                found.push(path);
-            }
-        }
-        found.sort();
-        files.extend(found.into_iter().map(|p| (system_id.clone(), p)));
-    }
+    let files: Vec<(String, PathBuf)> = run_file_paths(&dir)?
+        .into_iter()
+        .map(|path| (system_of(&dir, &path), path))
+        .collect();
     // Parsed in parallel, kept in file order.
     let parsed: Vec<std::result::Result<E, LoadError>> = files
         .into_par_iter()
@@ -430,6 +404,48 @@ where
     }
     runs.sort_by(|a, b| a.key().cmp(&b.key()));
     Ok((runs, errors))
+}
+
+/// Every `*.json` file below `dir`, recursively, sorted by path: the one
+/// file listing of run discovery, used by [`load_recorded_runs`] (and its
+/// `_with_errors` forms) and by `earthverse-rubric-judge`'s `find_runs`, so
+/// both see the same files in the same order. A directory that cannot be
+/// read is an error naming it.
+pub fn run_file_paths(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    push_json_files(dir, &mut out)?;
+    Ok(out)
+}
+
+fn push_json_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut items = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| PackageError::io(dir, e))? {
+        items.push(entry.map_err(|e| PackageError::io(dir, e))?.path());
+    }
+    items.sort();
+    for path in items {
+        if path.is_dir() {
+            push_json_files(&path, out)?;
+        } else if path.extension().is_some_and(|x| x == "json") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The system a run file belongs to: the first directory below `dir` on its
+/// path (`<dir>/<system>/<task>.json`), or `dir`'s own name for a file
+/// directly in it (one system's directory).
+fn system_of(dir: &Path, path: &Path) -> String {
+    let below = path.strip_prefix(dir).unwrap_or(path);
+    let mut parts = below.components();
+    match (parts.next(), parts.next()) {
+        (Some(system), Some(_)) => system.as_os_str().to_string_lossy().into_owned(),
+        _ => dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
 }
 
 /// The (system, task) order of loaded run entries.

@@ -6,7 +6,7 @@ use crate::input::{RunContext, TaskContext};
 use crate::record::EvaluationRecord;
 use crate::{agreement, Agreement};
 use earthverse_package_model::release::parse_json_record;
-use earthverse_package_model::RecordedRun;
+use earthverse_package_model::{run_file_paths, PackageError, RecordedRun};
 use rayon::prelude::*;
 use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
@@ -76,32 +76,22 @@ pub struct RunFile {
     pub run: RunContext,
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let entries = std::fs::read_dir(dir).map_err(|source| JudgeError::Io {
-        path: dir.to_path_buf(),
-        source,
-    })?;
-    let mut items: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    items.sort();
-    for p in items {
-        if p.is_dir() {
-            walk(&p, out)?;
-        } else if p.extension().is_some_and(|x| x == "json") {
-            out.push(p);
-        }
-    }
-    Ok(())
-}
-
 /// Finds every run record (`*.json` objects with `task_id` and
 /// `final_answer` or `diagnostics`) under `dir`, recursively, sorted by
-/// path, and reads each through package-model's [`RecordedRun`]. Other
+/// path (the file listing of run discovery,
+/// [`earthverse_package_model::run_file_paths`]), and reads each through
+/// package-model's [`RecordedRun`]. Other
 /// JSON files are skipped. A run file that is not JSON or does not fit is
 /// an error naming it: the one rule of run discovery (see
 /// `earthverse_package_model::load_recorded_runs`).
 pub fn find_runs(dir: &Path) -> Result<Vec<RunFile>> {
-    let mut paths = Vec::new();
-    walk(dir, &mut paths)?;
+    let paths = run_file_paths(dir).map_err(|e| match e {
+        PackageError::Io { path, source } => JudgeError::Io { path, source },
+        other => JudgeError::Io {
+            path: dir.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
     // Files are read and parsed on all cores; the order, and so the error
     // reported when several files are bad, stays the paths'.
     let read: Vec<Result<Option<RunFile>>> = paths.into_par_iter().map(read_run_file).collect();

@@ -499,3 +499,47 @@ fn find_runs_reads_run_records_skips_other_json_and_names_bad_files() {
     assert!(err.contains("broken.json"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Run discovery has one file listing: the judge's `find_runs` and
+/// package-model's `load_recorded_runs` read the same files of the bundled
+/// fixture release, and a system's nested folder is still that system's.
+#[test]
+fn find_runs_and_load_recorded_runs_read_the_same_files() {
+    let trajectories = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/release/exploration/trajectories");
+    let mut judged: Vec<_> = find_runs(&trajectories)
+        .expect("find_runs")
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    let mut loaded: Vec<_> = earthverse_package_model::load_recorded_runs(&trajectories)
+        .expect("load_recorded_runs")
+        .into_iter()
+        .map(|r| r.path)
+        .collect();
+    assert!(!judged.is_empty());
+    judged.sort();
+    loaded.sort();
+    assert_eq!(judged, loaded);
+
+    // A copy with one run moved one folder deeper: both readers still find
+    // it, and package-model still files it under its system.
+    let dir = std::env::temp_dir().join(format!("ev-discovery-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let first = &loaded[0];
+    let system = first
+        .parent()
+        .and_then(|p| p.file_name())
+        .expect("system folder")
+        .to_owned();
+    let nested = dir.join(&system).join("retry");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::copy(first, nested.join(first.file_name().unwrap())).unwrap();
+    let judged = find_runs(&dir).expect("find_runs nested");
+    let loaded = earthverse_package_model::load_recorded_runs(&dir).expect("load nested");
+    assert_eq!(judged.len(), 1);
+    assert_eq!(loaded.len(), 1);
+    assert_eq!(judged[0].path, loaded[0].path);
+    assert_eq!(loaded[0].system_id, system.to_string_lossy());
+    let _ = std::fs::remove_dir_all(&dir);
+}
