@@ -168,3 +168,115 @@ fn a_run_on_a_perturbed_release_records_the_perturbation() {
         "the removed file is not listed to the agent"
     );
 }
+
+/// Replays every tool call of the fixture release's recorded runs against
+/// `release` and returns the JSON report.
+fn replay_against(release: &Path) -> Value {
+    let runs = fixtures().join("exploration/trajectories");
+    let out = earthverse(&[
+        "tools",
+        "replay",
+        release.to_str().unwrap(),
+        "--runs",
+        runs.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// App. A.3.3 through the tools: replaying the recorded runs against a
+/// release with one supporting file removed per event, every recorded read
+/// of a removed file now answers `file not found` (and none did against
+/// the original), and the package listings no longer match the recording.
+#[test]
+fn the_tools_see_a_removed_file_when_recorded_runs_are_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let perturbed = dir.path().join("missing");
+    let made = earthverse(&[
+        "perturb",
+        fixtures().to_str().unwrap(),
+        "--kind",
+        "missing",
+        "--seed",
+        "2026",
+        "--out",
+        perturbed.to_str().unwrap(),
+    ]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    // The removed file of each event, from the manifests.
+    let mut removed = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(perturbed.join("perturbations")).unwrap() {
+        let manifest: Value =
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
+        for change in manifest["changes"].as_array().unwrap() {
+            assert_eq!(change["action"], "removed");
+            removed.insert(
+                manifest["event_id"].as_str().unwrap().to_string(),
+                change["file"].as_str().unwrap().to_string(),
+            );
+        }
+    }
+    assert!(!removed.is_empty());
+
+    // Recorded reads of a removed file, as (system, task, step).
+    let reads_of_removed = |report: &Value, not_found_only: bool| {
+        report["differing"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|d| {
+                let task = d["task"].as_str().unwrap();
+                let event = task.split('_').next().unwrap();
+                removed.get(event).map(String::as_str) == d["args"]["path"].as_str()
+                    && (!not_found_only
+                        || d["reason"]
+                            .as_str()
+                            .unwrap()
+                            .contains("ours ok=false: \"file not found"))
+            })
+            .map(|d| {
+                (
+                    d["system"].as_str().unwrap().to_string(),
+                    d["task"].as_str().unwrap().to_string(),
+                    d["step"].as_u64().unwrap(),
+                )
+            })
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let original = replay_against(&fixtures());
+    let after = replay_against(&perturbed);
+    assert!(reads_of_removed(&original, true).is_empty());
+    let not_found = reads_of_removed(&after, true);
+    assert!(!not_found.is_empty(), "no recorded read of a removed file");
+    assert_eq!(not_found, reads_of_removed(&after, false));
+    for d in after["differing"].as_array().unwrap() {
+        let key = (
+            d["system"].as_str().unwrap().to_string(),
+            d["task"].as_str().unwrap().to_string(),
+            d["step"].as_u64().unwrap(),
+        );
+        if not_found.contains(&key) {
+            assert_eq!(d["category"], "package_changed", "{d}");
+        }
+    }
+    let listed = |r: &Value| {
+        r["by_tool"]["list_package_files"]["identical"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        listed(&after) < listed(&original),
+        "listings identical before {} after {}",
+        listed(&original),
+        listed(&after)
+    );
+}
