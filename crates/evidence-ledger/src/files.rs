@@ -15,11 +15,18 @@
 pub fn reference_files(texts: &[&str], inventory: &[&str]) -> Vec<String> {
     let name_of = |p: &str| p.rsplit('/').next().unwrap_or(p).to_owned();
     let names: Vec<String> = inventory.iter().map(|p| name_of(p)).collect();
+    // How many inventory files share each name (one map, not a scan of
+    // every name per file).
+    let mut counts: std::collections::HashMap<&str, usize> =
+        std::collections::HashMap::with_capacity(names.len());
+    for name in &names {
+        *counts.entry(name.as_str()).or_default() += 1;
+    }
     inventory
         .iter()
         .zip(&names)
         .filter(|(path, name)| {
-            let unique = names.iter().filter(|n| n == name).count() == 1;
+            let unique = counts.get(name.as_str()) == Some(&1);
             texts.iter().any(|t| {
                 t.contains(**path) || (unique && name.len() >= 12 && t.contains(name.as_str()))
             })

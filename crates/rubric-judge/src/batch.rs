@@ -136,7 +136,7 @@ fn read_run_file(path: PathBuf) -> Result<Option<RunFile>> {
             field: e.field,
             problem: e.message,
         })?;
-    let run = RunContext::from_recorded_run(&record).map_err(|e| match e {
+    let run = RunContext::from_recorded_run_owned(record).map_err(|e| match e {
         JudgeError::BadInput {
             what,
             field,
@@ -239,19 +239,34 @@ impl RecordWriter {
 
     /// Appends one record.
     pub fn write(&mut self, record: &EvaluationRecord) -> Result<()> {
-        let mut line = serde_json::to_string(record).map_err(|source| JudgeError::Json {
-            context: "evaluation record".into(),
-            source,
-        })?;
-        line.push('\n');
+        let line = record_line(record)?;
+        self.write_lines(line.as_bytes())
+    }
+
+    /// Appends records already serialised by [`record_line`] (one or more
+    /// whole lines, each ending in `\n`) in one write, then flushes: the
+    /// batched form of [`RecordWriter::write`], so records can be
+    /// serialised on the threads that scored them.
+    pub fn write_lines(&mut self, lines: &[u8]) -> Result<()> {
         self.file
-            .write_all(line.as_bytes())
+            .write_all(lines)
             .and_then(|_| self.file.flush())
             .map_err(|source| JudgeError::Io {
                 path: self.path.clone(),
                 source,
             })
     }
+}
+
+/// One record as [`RecordWriter`] writes it: its JSON on one line,
+/// ending in `\n`.
+pub fn record_line(record: &EvaluationRecord) -> Result<String> {
+    let mut line = serde_json::to_string(record).map_err(|source| JudgeError::Json {
+        context: "evaluation record".into(),
+        source,
+    })?;
+    line.push('\n');
+    Ok(line)
 }
 
 /// The (task, system) pairs of records, for skipping finished work.

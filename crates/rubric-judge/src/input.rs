@@ -87,15 +87,21 @@ pub struct RunContext {
     pub published_scores: Option<RunScores>,
 }
 
-fn text_of(value: Option<&Value>) -> String {
+/// A tool call's text field: a string as is, an object's `text` string,
+/// nothing for null, any other value as JSON. A string is moved, not copied.
+fn text_owned(value: Value) -> String {
     match value {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Object(o)) => match o.get("text") {
-            Some(Value::String(s)) => s.clone(),
-            _ => Value::Object(o.clone()).to_string(),
-        },
-        Some(Value::Null) | None => String::new(),
-        Some(other) => other.to_string(),
+        Value::String(s) => s,
+        Value::Object(mut o) => {
+            if matches!(o.get("text"), Some(Value::String(_))) {
+                if let Some(Value::String(s)) = o.swap_remove("text") {
+                    return s;
+                }
+            }
+            Value::Object(o).to_string()
+        }
+        Value::Null => String::new(),
+        other => other.to_string(),
     }
 }
 
@@ -237,6 +243,13 @@ impl RunContext {
     /// (the release's one reader of recorded runs and of our own
     /// `trajectory.json`).
     pub fn from_recorded_run(run: &RecordedRun) -> Result<Self> {
+        Self::from_recorded_run_owned(run.clone())
+    }
+
+    /// [`RunContext::from_recorded_run`] taking the run by value: its
+    /// strings and JSON values are moved into the context, not copied
+    /// (what run discovery uses for every file it reads).
+    pub fn from_recorded_run_owned(run: RecordedRun) -> Result<Self> {
         if run.task_id.is_empty() {
             return Err(JudgeError::BadInput {
                 what: "run",
@@ -258,17 +271,15 @@ impl RunContext {
         let figures = diag.figures();
         let tool_trace = run
             .tool_calls
-            .iter()
+            .into_iter()
             .enumerate()
-            .map(|(i, call)| ToolStep {
+            .map(|(i, mut call)| ToolStep {
                 step: call.step.unwrap_or(i as u64 + 1),
-                tool: call.tool.clone(),
                 ok: call.ok.unwrap_or(false),
-                reason: call.reason.clone().unwrap_or_default(),
-                args: call.args.clone(),
-                output: text_of(Some(&call.output)),
-                code: text_of(call.extra.get("code")),
-                stdout: text_of(call.extra.get("stdout")),
+                reason: call.reason.take().unwrap_or_default(),
+                output: text_owned(call.output),
+                code: text_owned(call.extra.swap_remove("code").unwrap_or(Value::Null)),
+                stdout: text_owned(call.extra.swap_remove("stdout").unwrap_or(Value::Null)),
                 evidence_files: call
                     .extra
                     .get("evidence_files")
@@ -279,18 +290,20 @@ impl RunContext {
                             .collect()
                     })
                     .unwrap_or_default(),
+                tool: call.tool,
+                args: call.args,
             })
             .collect();
-        let published_scores = (run.scores != RunScores::default()).then(|| run.scores.clone());
+        let published_scores = (run.scores != RunScores::default()).then_some(run.scores);
         Ok(RunContext {
-            task_id: run.task_id.clone(),
-            system: run.model_id.clone(),
+            task_id: run.task_id,
+            system: run.model_id,
             run_status,
-            final_answer: run.final_answer.clone(),
+            final_answer: run.final_answer,
             tool_trace,
-            evidence: run.evidence.clone(),
-            reasoning_summary: run.reasoning_summary.clone(),
-            unsupported_or_unresolved: run.unsupported_or_unresolved.clone(),
+            evidence: run.evidence,
+            reasoning_summary: run.reasoning_summary,
+            unsupported_or_unresolved: run.unsupported_or_unresolved,
             figures,
             published_scores,
         })
