@@ -151,9 +151,10 @@ impl RunEvidence {
 
 /// The reference analysis files of every task of a release, by task id.
 pub fn task_references(release: &Release) -> BTreeMap<&str, Vec<String>> {
+    // Each task's texts are searched for its inventory paths: on all cores.
     release
         .tasks()
-        .iter()
+        .par_iter()
         .map(|t| (t.task_id.as_str(), task_reference_files(t)))
         .collect()
 }

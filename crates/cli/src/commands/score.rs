@@ -8,8 +8,8 @@ use earthverse_model_provider::{
 };
 use earthverse_rubric_judge::{
     compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks,
-    read_records, Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache, LlmJudge,
-    PreparedRubric, RecordWriter, UnitReading, UnitScorer,
+    read_records, record_line, Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache,
+    LlmJudge, PreparedRubric, RecordWriter, UnitReading, UnitScorer,
 };
 use earthverse_rubric_judge::{scoring_context, RunContext, RunStatus, TaskContext};
 use rayon::prelude::*;
@@ -196,24 +196,29 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                 todo.iter().map(|rf| rf.run.task_id.as_str()).collect();
             // The same for the task's side of the rubric approximation.
             let contexts: BTreeMap<
-                &str,
+                String,
                 (earthverse_answer_units::ScoringContext, PreparedRubric),
             > = needed
                 .into_par_iter()
                 .map(|id| {
                     let task = &tasks[id];
-                    (id, (scoring_context(task), PreparedRubric::new(task)))
+                    (
+                        id.to_owned(),
+                        (scoring_context(task), PreparedRubric::new(task)),
+                    )
                 })
                 .collect();
             // Scoring is pure: each batch is scored on all cores, then its
             // records are written in run order, so a killed run loses at most
             // the batch in flight and resumes from the records on disk.
             for batch in todo.chunks(DETERMINISTIC_BATCH) {
-                let scored: Vec<EvaluationRecord> = batch
+                // Each record is also serialised on the thread that scored
+                // it; the batch's lines are written in one call.
+                let scored: Vec<(EvaluationRecord, String)> = batch
                     .par_iter()
                     .map(|rf| {
                         let task = &tasks[&rf.run.task_id];
-                        let (context, rubric) = &contexts[task.task_id.as_str()];
+                        let (context, rubric) = &contexts[&task.task_id];
                         // One scoring of the answer serves the record and
                         // its claim ledger.
                         let task_score = (rf.run.run_status != RunStatus::Error)
@@ -229,14 +234,19 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                                 )
                             });
                         record.claims = claims.unwrap_or_default();
-                        record
+                        let line = record_line(&record)?;
+                        Ok((record, line))
                     })
-                    .collect();
-                for record in scored {
-                    writer.write(&record)?;
+                    .collect::<anyhow::Result<_>>()?;
+                let mut lines = String::with_capacity(scored.iter().map(|(_, l)| l.len()).sum());
+                for (record, line) in scored {
+                    lines.push_str(&line);
                     records.push(record);
                 }
+                writer.write_lines(lines.as_bytes())?;
             }
+            // The per-task structures are large: freed off the main thread.
+            drop_in_background((contexts, tasks, references));
         }
         Some(model) => {
             let cache_dir = args.cache.clone().unwrap_or_else(|| {
@@ -314,6 +324,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let n = records.len().max(1) as f64;
     let mean = |f: fn(&EvaluationRecord) -> f64| records.iter().map(f).sum::<f64>() / n;
     if args.quiet {
+        drop_in_background((records, runs));
         return Ok(ExitCode::SUCCESS);
     }
     println!(
@@ -343,7 +354,18 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("writing {}", path.display()))?;
         }
     }
+    drop_in_background((records, runs));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Drops `value` on another thread: freeing the many small allocations of
+/// the runs, tasks and records takes a noticeable share of a whole-release
+/// `score`, and nothing waits for it (at exit the process ends it).
+fn drop_in_background<T: Send + 'static>(value: T) {
+    // When no thread can be started the value is dropped here instead.
+    let _ = std::thread::Builder::new()
+        .name("score-drop".into())
+        .spawn(move || drop(value));
 }
 
 /// Refuses (or, with `--allow-partial`, warns about) a runs directory
