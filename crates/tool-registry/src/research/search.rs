@@ -8,11 +8,14 @@
 //! are searched (plus content-sniffed text in [`ReadMode::Extended`]).
 //!
 //! Underneath: files are read only up to what 300,000 characters can take
-//! and scanned in parallel with rayon. The first search of a file folds
-//! ASCII case in small chunks while matching with `memchr::memmem` (exact
-//! for ASCII terms unless the text holds one of the two non-ASCII
-//! characters whose lower case is ASCII); the decoded window is cached,
-//! and repeated searches use its lower-cased copy and a trigram filter.
+//! and scanned in parallel with rayon. The first search of a file reads it
+//! into a per-thread buffer that is reused from file to file, folds ASCII
+//! case in small chunks while matching with `memchr::memmem` (exact for
+//! ASCII terms unless the text holds one of the two non-ASCII characters
+//! whose lower case is ASCII), and keeps only the file's size and
+//! modification time. A second search of the same version keeps the
+//! decoded window (up to [`WINDOW_CACHE_BYTES`]); it and later searches use
+//! its lower-cased copy and a trigram filter. A changed file is read anew.
 //! The snippet line is found from the first match's offset.
 
 use super::text::{decode_python_text, python_lines, python_strip, text_decision, ReadMode};
@@ -119,7 +122,7 @@ pub fn search_package(ctx: &ToolContext, request: &SearchRequest, mode: ReadMode
             Vec::new(),
         );
     }
-    let matcher = match compile_glob(&request.glob) {
+    let matcher = match cached_glob(&request.glob) {
         Ok(m) => m,
         Err(message) => {
             return super::tool_exception("search_package_files", "ValueError", &message)
@@ -184,6 +187,26 @@ pub fn search_package(ctx: &ToolContext, request: &SearchRequest, mode: ReadMode
     )
 }
 
+/// Compiled globs kept between calls (an agent repeats a few patterns).
+const GLOB_CACHE_LIMIT: usize = 256;
+
+/// [`compile_glob`], kept for later calls with the same pattern.
+fn cached_glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    static GLOBS: OnceLock<Mutex<HashMap<String, globset::GlobMatcher>>> = OnceLock::new();
+    let globs = GLOBS.get_or_init(|| Mutex::new(HashMap::new()));
+    if let Some(m) = globs.lock().ok().and_then(|g| g.get(pattern).cloned()) {
+        return Ok(m);
+    }
+    let matcher = compile_glob(pattern)?;
+    if let Ok(mut g) = globs.lock() {
+        if g.len() >= GLOB_CACHE_LIMIT {
+            g.clear();
+        }
+        g.insert(pattern.to_string(), matcher.clone());
+    }
+    Ok(matcher)
+}
+
 /// A glob with Python `pathlib` semantics: `*` stays inside one path
 /// component, `**` spans any number of directories (including none).
 fn compile_glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
@@ -214,28 +237,56 @@ fn compile_glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
 
 /// Regular files of the package (package-relative, absolute), in Python
 /// path order, skipping symlinks and hidden artifacts.
+///
+/// Directories are read in parallel (rayon), each with one `read_dir` and
+/// the entry types it reports (no `stat` per file); the order comes from
+/// the sort at the end, so it does not depend on the walk.
 pub(crate) fn package_files(root: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
     let mut out = Vec::new();
-    for entry in walkdir::WalkDir::new(root).follow_links(false) {
-        let entry = entry.map_err(std::io::Error::other)?;
-        if !entry.file_type().is_file() {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        if rel.split('/').any(|c| hidden_artifact_name(c).is_some()) {
-            continue;
-        }
-        out.push((rel, entry.into_path()));
-    }
+    walk_dir(root, "", &mut out)?;
     out.sort_by(|a, b| python_path_cmp(&a.0, &b.0));
     Ok(out)
 }
 
-/// The searched window of one file, decoded once; lower-cased on its
-/// second search.
+/// Appends the files under `dir` (whose package-relative path is `rel`,
+/// empty for the root) to `out`, reading its subdirectories in parallel.
+fn walk_dir(dir: &Path, rel: &str, out: &mut Vec<(String, PathBuf)>) -> std::io::Result<()> {
+    let mut subdirs: Vec<(String, PathBuf)> = Vec::new();
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy().replace('\\', "/");
+        if name.split('/').any(|c| hidden_artifact_name(c).is_some()) {
+            continue;
+        }
+        let child_rel = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        // Symlinks are neither followed nor listed.
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            subdirs.push((child_rel, entry.path()));
+        } else if kind.is_file() {
+            out.push((child_rel, entry.path()));
+        }
+    }
+    let found: Vec<std::io::Result<Vec<(String, PathBuf)>>> = subdirs
+        .par_iter()
+        .map(|(sub_rel, sub)| {
+            let mut files = Vec::new();
+            walk_dir(sub, sub_rel, &mut files).map(|()| files)
+        })
+        .collect();
+    for files in found {
+        out.extend(files?);
+    }
+    Ok(())
+}
+
+/// The searched window of one file, kept from its second search on, with
+/// its lower-cased copy.
 #[derive(Debug)]
 struct Window {
     len: u64,
@@ -249,14 +300,13 @@ struct Window {
     /// holds a non-ASCII character whose lower case has ASCII in it
     /// ([`LOWERS_TO_ASCII`]).
     ascii_fold_exact: bool,
-    /// `text.to_lowercase()`, built when first needed (a non-ASCII term or
-    /// a repeated search).
+    /// `text.to_lowercase()`, built on the first search of the kept window
+    /// (the file's second search).
     lowered: OnceLock<String>,
-    /// Hashed trigrams of `lowered`, built on the second search of the
-    /// file: a term with a trigram absent here cannot occur, so repeated
-    /// searches reject most non-matching files without a scan.
+    /// Hashed trigrams of `lowered`, built with it: a term with a trigram
+    /// absent here cannot occur, so later searches reject most
+    /// non-matching files without a scan.
     trigrams: OnceLock<Box<[u64; TRIGRAM_WORDS]>>,
-    searches: std::sync::atomic::AtomicU32,
 }
 
 const TRIGRAM_BITS: usize = 1 << 16;
@@ -366,9 +416,18 @@ impl<'a> TermFinders<'a> {
 /// Bytes of decoded text kept by the window cache.
 pub const WINDOW_CACHE_BYTES: usize = 256 << 20;
 
+/// Files whose first search is remembered (by size and modification time
+/// only) so that their second search keeps the window.
+const SEEN_ONCE_LIMIT: usize = 1 << 20;
+
+/// What identifies a version of a file: its size and modification time.
+type Stamp = (u64, Option<std::time::SystemTime>);
+
 struct WindowCache {
     entries: HashMap<PathBuf, Arc<Window>>,
     bytes: usize,
+    /// Files searched once and not kept: the stamp they had then.
+    seen_once: HashMap<PathBuf, Stamp>,
 }
 
 fn cache() -> &'static Mutex<WindowCache> {
@@ -377,49 +436,63 @@ fn cache() -> &'static Mutex<WindowCache> {
         Mutex::new(WindowCache {
             entries: HashMap::new(),
             bytes: 0,
+            seen_once: HashMap::new(),
         })
     })
 }
 
-/// Empties the in-memory cache of decoded search windows (benchmarks use
-/// it to measure cold calls).
+/// Empties the in-memory cache of decoded search windows and the record of
+/// files searched once (benchmarks use it to measure cold calls).
 pub fn clear_window_cache() {
     if let Ok(mut c) = cache().lock() {
         c.entries.clear();
         c.bytes = 0;
+        c.seen_once.clear();
     }
 }
 
-/// The window of a file: from the cache when the file's size and
-/// modification time are unchanged, else read and decoded.
-fn window(path: &Path) -> std::io::Result<Arc<Window>> {
-    let meta = std::fs::metadata(path)?;
-    let (len, modified) = (meta.len(), meta.modified().ok());
-    if let Ok(c) = cache().lock() {
-        if let Some(w) = c.entries.get(path) {
-            if w.len == len && w.modified == modified {
-                return Ok(w.clone());
-            }
+/// Where a file's window comes from in this search.
+enum Cached {
+    /// Kept from an earlier search of the same version of the file.
+    Window(Arc<Window>),
+    /// The same version was searched once before: read it and keep it.
+    SeenOnce,
+    /// Not searched before (or changed since): read it into the thread's
+    /// buffer and keep only its stamp.
+    New,
+}
+
+/// What the cache holds for `path` at `stamp`.
+fn lookup(path: &Path, stamp: Stamp) -> Cached {
+    let Ok(c) = cache().lock() else {
+        return Cached::New;
+    };
+    if let Some(w) = c.entries.get(path) {
+        if (w.len, w.modified) == stamp {
+            return Cached::Window(w.clone());
         }
     }
-    let text = window_text(path, len)?;
-    let is_ascii = text.is_ascii();
-    let ascii_fold_exact = is_ascii
-        || !LOWERS_TO_ASCII.iter().any(|c| {
-            let mut buf = [0u8; 4];
-            memmem::find(text.as_bytes(), c.encode_utf8(&mut buf).as_bytes()).is_some()
-        });
-    let w = Arc::new(Window {
-        len,
-        modified,
-        text,
-        is_ascii,
-        ascii_fold_exact,
-        lowered: OnceLock::new(),
-        trigrams: OnceLock::new(),
-        searches: std::sync::atomic::AtomicU32::new(0),
-    });
+    match c.seen_once.get(path) {
+        Some(seen) if *seen == stamp => Cached::SeenOnce,
+        _ => Cached::New,
+    }
+}
+
+/// Remembers that this version of `path` was searched once.
+fn mark_seen_once(path: &Path, stamp: Stamp) {
     if let Ok(mut c) = cache().lock() {
+        if c.seen_once.len() >= SEEN_ONCE_LIMIT {
+            c.seen_once.clear();
+        }
+        c.seen_once.insert(path.to_path_buf(), stamp);
+    }
+}
+
+/// Keeps a window in the cache, emptying it first when it would outgrow
+/// [`WINDOW_CACHE_BYTES`].
+fn keep_window(path: &Path, w: &Arc<Window>) {
+    if let Ok(mut c) = cache().lock() {
+        c.seen_once.remove(path);
         let size = w.cache_size();
         if c.bytes + size > WINDOW_CACHE_BYTES {
             c.entries.clear();
@@ -432,7 +505,37 @@ fn window(path: &Path) -> std::io::Result<Arc<Window>> {
             }
         }
     }
-    Ok(w)
+}
+
+/// Whether ASCII case folding of `text` is exact (see
+/// [`Window::ascii_fold_exact`]).
+fn ascii_fold_exact(text: &str, is_ascii: bool) -> bool {
+    is_ascii
+        || !LOWERS_TO_ASCII.iter().any(|c| {
+            let mut buf = [0u8; 4];
+            memmem::find(text.as_bytes(), c.encode_utf8(&mut buf).as_bytes()).is_some()
+        })
+}
+
+/// A window decoded into its own allocation, to be kept.
+fn new_window(text: String, stamp: Stamp) -> Window {
+    let is_ascii = text.is_ascii();
+    Window {
+        len: stamp.0,
+        modified: stamp.1,
+        ascii_fold_exact: ascii_fold_exact(&text, is_ascii),
+        text,
+        is_ascii,
+        lowered: OnceLock::new(),
+        trigrams: OnceLock::new(),
+    }
+}
+
+thread_local! {
+    /// The read buffer of first searches, reused from file to file so that
+    /// a cold search over many files does not fault in fresh pages for
+    /// each of them.
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Lower-cases like `str::to_lowercase` but copies ASCII runs byte-wise
@@ -463,30 +566,60 @@ fn fast_lowercase(text: &str) -> String {
 
 /// Returns the snippet if every term occurs in the file's window.
 ///
-/// The first search of a file with ASCII terms folds ASCII case on the
-/// original text (exact when [`Window::ascii_fold_exact`]); later searches
-/// use the lower-cased copy and its trigram filter.
+/// A file's first search reads its window into the thread's reused buffer
+/// and keeps only its stamp; with ASCII terms it folds ASCII case on the
+/// text (exact when [`Window::ascii_fold_exact`]). The second search of the
+/// same version reads the window again and keeps it; from then on searches
+/// use its lower-cased copy and trigram filter.
 fn match_file(path: &Path, finders: &TermFinders<'_>) -> Option<String> {
-    let w = window(path).ok()?;
-    let terms = finders.terms;
-    let seen = w
-        .searches
-        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let ascii_fold = finders.all_ascii && w.ascii_fold_exact;
-    if seen == 0 && ascii_fold {
-        let first_hit = finders.first_hit_ascii_folded(w.text.as_bytes())?;
-        return Some(snippet(&w, None, terms, first_hit, ascii_fold));
-    }
-    let lowered = w.lowered();
-    if seen >= 1 {
-        let set = w.trigrams.get_or_init(|| trigram_set(lowered.as_bytes()));
-        if !terms.iter().all(|t| may_contain(set, t.as_bytes())) {
-            return None;
+    let meta = std::fs::metadata(path).ok()?;
+    let stamp: Stamp = (meta.len(), meta.modified().ok());
+    match lookup(path, stamp) {
+        Cached::Window(w) => match_window(&w, finders),
+        Cached::SeenOnce => {
+            let w = Arc::new(new_window(window_text(path, stamp.0).ok()?, stamp));
+            keep_window(path, &w);
+            match_window(&w, finders)
         }
+        Cached::New => {
+            let found = READ_BUFFER.with(|buffer| {
+                let mut bytes = buffer.borrow_mut();
+                let known_plain = read_window(path, stamp.0, &mut bytes).ok()?;
+                let (text, is_ascii) = decode_window(&bytes, known_plain);
+                Some(match_first_search(&text, is_ascii, finders))
+            });
+            mark_seen_once(path, stamp);
+            found?
+        }
+    }
+}
+
+/// A first search: on the window text, with no copy kept.
+fn match_first_search(text: &str, is_ascii: bool, finders: &TermFinders<'_>) -> Option<String> {
+    let terms = finders.terms;
+    let ascii_fold = finders.all_ascii && ascii_fold_exact(text, is_ascii);
+    if ascii_fold {
+        let first_hit = finders.first_hit_ascii_folded(text.as_bytes())?;
+        return Some(snippet(text, None, terms, first_hit, ascii_fold));
+    }
+    let lowered = fast_lowercase(text);
+    let first_hit = finders.first_hit(lowered.as_bytes())?;
+    let searched = (!is_ascii).then_some(lowered.as_str());
+    Some(snippet(text, searched, terms, first_hit, ascii_fold))
+}
+
+/// A search of a kept window: trigram filter, then its lower-cased copy.
+fn match_window(w: &Window, finders: &TermFinders<'_>) -> Option<String> {
+    let terms = finders.terms;
+    let ascii_fold = finders.all_ascii && w.ascii_fold_exact;
+    let lowered = w.lowered();
+    let set = w.trigrams.get_or_init(|| trigram_set(lowered.as_bytes()));
+    if !terms.iter().all(|t| may_contain(set, t.as_bytes())) {
+        return None;
     }
     let first_hit = finders.first_hit(lowered.as_bytes())?;
     let searched = (!w.is_ascii).then_some(lowered);
-    Some(snippet(&w, searched, terms, first_hit, ascii_fold))
+    Some(snippet(&w.text, searched, terms, first_hit, ascii_fold))
 }
 
 /// The first line of the window holding any term.
@@ -500,13 +633,12 @@ fn match_file(path: &Path, finders: &TermFinders<'_>) -> Option<String> {
 /// (context-dependent rules such as a final sigma), the plain line-by-line
 /// test decides.
 fn snippet(
-    w: &Window,
+    text: &str,
     searched: Option<&str>,
     terms: &[String],
     first_hit: usize,
     ascii_fold: bool,
 ) -> String {
-    let text = w.text.as_str();
     let line = match searched {
         None => python_lines(&text[line_start(text.as_bytes(), first_hit)..]).next(),
         Some(searched) => {
@@ -578,11 +710,18 @@ fn contains_ascii_ci(haystack: &[u8], needle: &[u8]) -> bool {
         .any(|i| haystack[i..i + needle.len()].eq_ignore_ascii_case(needle))
 }
 
-/// Keeps the first `max` characters of `text`, counting characters a block
-/// at a time ([`char_starts`]).
+/// Keeps the first `max` characters of `text` ([`char_prefix_len`]).
 fn truncate_chars(mut text: String, max: usize) -> String {
+    let keep = char_prefix_len(&text, max);
+    text.truncate(keep);
+    text
+}
+
+/// Byte length of the first `max` characters of `text`, counting
+/// characters a block at a time ([`char_starts`]).
+fn char_prefix_len(text: &str, max: usize) -> usize {
     if text.len() <= max {
-        return text;
+        return text.len();
     }
     const BLOCK: usize = 4096;
     let bytes = text.as_bytes();
@@ -604,38 +743,52 @@ fn truncate_chars(mut text: String, max: usize) -> String {
         }
         chars -= 1;
     }
-    if let Some((i, _)) = text[at..].char_indices().nth(max - chars) {
-        text.truncate(at + i);
+    match text[at..].char_indices().nth(max - chars) {
+        Some((i, _)) => at + i,
+        None => text.len(),
     }
-    text
 }
 
 /// Reads as many bytes as the first 300,000 characters need: 300,000 bytes
 /// when they are ASCII without `\r`, else more, a block at a time, until
 /// the bytes surely decode to the window (at most 8 bytes per character).
-fn read_window(path: &Path, len: u64) -> std::io::Result<Vec<u8>> {
+///
+/// The bytes replace what `bytes` held; its allocation is reused. Returns
+/// whether the bytes were found to be ASCII without `\r` (false when not
+/// checked).
+fn read_window(path: &Path, len: u64, bytes: &mut Vec<u8>) -> std::io::Result<bool> {
     let mut file = std::fs::File::open(path)?;
     let first = (len as usize).min(SEARCH_WINDOW_CHARS);
-    let mut bytes = Vec::with_capacity(first);
-    (&mut file).take(first as u64).read_to_end(&mut bytes)?;
-    if len as usize <= first || (bytes.is_ascii() && memchr::memchr(b'\r', &bytes).is_none()) {
-        return Ok(bytes);
+    bytes.clear();
+    bytes.reserve(first);
+    (&mut file).take(first as u64).read_to_end(bytes)?;
+    if len as usize <= first {
+        return Ok(false);
+    }
+    if is_plain_ascii(bytes) {
+        return Ok(true);
     }
     // A few characters beyond the window, so that a character or `\r\n`
     // cut at the end of the read cannot reach into it.
     let enough = SEARCH_WINDOW_CHARS + 4;
     let cap = SEARCH_WINDOW_CHARS * 8;
-    let mut sure = chars_at_least(&bytes);
+    let mut sure = chars_at_least(bytes);
     while sure < enough && bytes.len() < cap {
         let want = (enough - sure).max(64 << 10).min(cap - bytes.len());
         let before = bytes.len();
-        (&mut file).take(want as u64).read_to_end(&mut bytes)?;
+        (&mut file).take(want as u64).read_to_end(bytes)?;
         if bytes.len() == before {
             break;
         }
         sure += chars_at_least(&bytes[before..]);
     }
-    Ok(bytes)
+    Ok(false)
+}
+
+/// ASCII without `\r`: the bytes are their own decoded text, one
+/// character a byte.
+fn is_plain_ascii(bytes: &[u8]) -> bool {
+    bytes.is_ascii() && memchr::memchr(b'\r', bytes).is_none()
 }
 
 /// A lower bound on the characters [`decode_python_text`] makes of these
@@ -653,9 +806,10 @@ fn char_starts(bytes: &[u8]) -> usize {
 }
 
 /// The searched window of a file: its first 300,000 characters, decoded
-/// as the reference does.
+/// as the reference does, in its own allocation.
 fn window_text(path: &Path, len: u64) -> std::io::Result<String> {
-    let bytes = read_window(path, len)?;
+    let mut bytes = Vec::new();
+    read_window(path, len, &mut bytes)?;
     // The common case (UTF-8 without `\r`) keeps the read buffer as the text.
     Ok(match String::from_utf8(bytes) {
         Ok(s) if memchr::memchr(b'\r', s.as_bytes()).is_none() => {
@@ -664,6 +818,31 @@ fn window_text(path: &Path, len: u64) -> std::io::Result<String> {
         Ok(s) => truncate_chars(decode_python_text(s.as_bytes()), SEARCH_WINDOW_CHARS),
         Err(e) => truncate_chars(decode_python_text(e.as_bytes()), SEARCH_WINDOW_CHARS),
     })
+}
+
+/// The window of bytes read by [`read_window`], decoded as
+/// [`window_text`] does, and whether it is ASCII: borrowed from the bytes
+/// in the common case (UTF-8 without `\r`). `known_plain` is what
+/// [`read_window`] returned.
+fn decode_window(bytes: &[u8], known_plain: bool) -> (std::borrow::Cow<'_, str>, bool) {
+    use std::borrow::Cow;
+    if known_plain || is_plain_ascii(bytes) {
+        let ascii = &bytes[..bytes.len().min(SEARCH_WINDOW_CHARS)];
+        if let Ok(text) = std::str::from_utf8(ascii) {
+            return (Cow::Borrowed(text), true);
+        }
+    }
+    let text = match std::str::from_utf8(bytes) {
+        Ok(s) if memchr::memchr(b'\r', bytes).is_none() => {
+            Cow::Borrowed(&s[..char_prefix_len(s, SEARCH_WINDOW_CHARS)])
+        }
+        _ => Cow::Owned(truncate_chars(
+            decode_python_text(bytes),
+            SEARCH_WINDOW_CHARS,
+        )),
+    };
+    let is_ascii = text.is_ascii();
+    (text, is_ascii)
 }
 
 #[cfg(test)]
@@ -782,10 +961,29 @@ mod tests {
         assert_eq!(found, LOWERS_TO_ASCII);
     }
 
-    /// The first-search path (ASCII folding on the text) and the repeated
-    /// path (lower-cased copy) give the same answers.
+    /// Tests that read or empty the process-wide window cache run one at a
+    /// time.
+    fn cache_test_lock() -> std::sync::MutexGuard<'static, ()> {
+        static LOCK: Mutex<()> = Mutex::new(());
+        LOCK.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn state(path: &Path) -> &'static str {
+        let meta = std::fs::metadata(path).unwrap();
+        match lookup(path, (meta.len(), meta.modified().ok())) {
+            Cached::Window(_) => "window",
+            Cached::SeenOnce => "seen once",
+            Cached::New => "new",
+        }
+    }
+
+    /// The first search (thread buffer, ASCII folding on the text), the
+    /// second (window read again and kept) and the third (kept window,
+    /// lower-cased copy, trigrams) give the same answers, and the
+    /// definition's.
     #[test]
     fn first_and_repeated_searches_agree() {
+        let _lock = cache_test_lock();
         let dir = std::env::temp_dir().join(format!("ev-search-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let cases = [
@@ -797,6 +995,7 @@ mod tests {
             ("c.txt", "no match here\n"),
             ("d.txt", "\u{212a}elvin line\nkelvin later\n"),
             ("e.txt", "first \u{130}stanbul\nthen istanbul\n"),
+            ("f.txt", "crlf line\r\nPrecipitation after crlf\r\n"),
         ];
         for (name, body) in cases {
             std::fs::write(dir.join(name), body).unwrap();
@@ -808,6 +1007,7 @@ mod tests {
             "i\u{307}stanbul",
             "straße",
             "σοφια",
+            "crlf",
         ] {
             let terms: Vec<String> = query.split_whitespace().map(str::to_string).collect();
             let finders = TermFinders::new(&terms);
@@ -816,18 +1016,79 @@ mod tests {
                 let path = dir.join(name);
                 let first = match_file(&path, &finders);
                 let second = match_file(&path, &finders);
+                let third = match_file(&path, &finders);
                 assert_eq!(first, second, "{name} {query}");
+                assert_eq!(first, third, "{name} {query}");
                 // The definition: every term in the lower-cased window, and
                 // the first line whose lower case holds a term.
+                let body = body.replace("\r\n", "\n");
                 let low = body.to_lowercase();
                 let expected = terms.iter().all(|t| low.contains(t.as_str())).then(|| {
-                    python_lines(body)
+                    python_lines(&body)
                         .find(|l| terms.iter().any(|t| l.to_lowercase().contains(t.as_str())))
                         .map(|l| python_strip(l).to_string())
                         .unwrap_or_default()
                 });
                 assert_eq!(first, expected, "{name} {query}");
             }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A first search keeps only the stamp, the second keeps the window,
+    /// and a file changed since is read again with its new text.
+    #[test]
+    fn a_window_is_kept_from_the_second_search_and_a_changed_file_is_read_again() {
+        let _lock = cache_test_lock();
+        let dir = std::env::temp_dir().join(format!("ev-search-keep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("report.txt");
+        std::fs::write(&path, "Intro\nHeavy rain fell\n").unwrap();
+        let terms = vec!["rain".to_string()];
+        let finders = TermFinders::new(&terms);
+        clear_window_cache();
+        assert_eq!(state(&path), "new");
+        assert_eq!(
+            match_file(&path, &finders).as_deref(),
+            Some("Heavy rain fell")
+        );
+        assert_eq!(state(&path), "seen once");
+        assert_eq!(
+            match_file(&path, &finders).as_deref(),
+            Some("Heavy rain fell")
+        );
+        assert_eq!(state(&path), "window");
+        // A new size makes a new version: the kept window is not used.
+        std::fs::write(&path, "Intro\nno more of it here, only sun\nrain later\n").unwrap();
+        assert_eq!(state(&path), "new");
+        assert_eq!(match_file(&path, &finders).as_deref(), Some("rain later"));
+        assert_eq!(state(&path), "seen once");
+        clear_window_cache();
+        assert_eq!(state(&path), "new");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The borrowed decoding of first searches equals the owned one of
+    /// kept windows.
+    #[test]
+    fn decode_window_equals_window_text() {
+        let dir = std::env::temp_dir().join(format!("ev-decode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bodies: [Vec<u8>; 4] = [
+            "é".repeat(SEARCH_WINDOW_CHARS + 10).into_bytes(),
+            b"a\r\nb".repeat(100_000),
+            b"ok \xff bad".repeat(40_000),
+            b"short".to_vec(),
+        ];
+        for (i, body) in bodies.iter().enumerate() {
+            let path = dir.join(format!("{i}.txt"));
+            std::fs::write(&path, body).unwrap();
+            let mut bytes = b"left over from another file".to_vec();
+            let known_plain = read_window(&path, body.len() as u64, &mut bytes).unwrap();
+            let owned = window_text(&path, body.len() as u64).unwrap();
+            let (text, is_ascii) = decode_window(&bytes, known_plain);
+            assert_eq!(text, owned.as_str(), "body {i}");
+            assert_eq!(is_ascii, owned.is_ascii(), "body {i}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
