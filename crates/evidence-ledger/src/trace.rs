@@ -693,9 +693,28 @@ fn has_key_context(text: &str, at: usize, key_words: &[String]) -> bool {
 /// no allocation.
 fn contains_ci(haystack: &str, word: &str) -> bool {
     let (h, w) = (haystack.as_bytes(), word.as_bytes());
-    !w.is_empty()
-        && w.len() <= h.len()
-        && h.windows(w.len()).any(|part| part.eq_ignore_ascii_case(w))
+    let Some((&first, rest)) = w.split_first() else {
+        return false;
+    };
+    if w.len() > h.len() {
+        return false;
+    }
+    // Candidate starts are found with memchr (the first byte in either
+    // ASCII case), and only there is the rest compared.
+    let last_start = h.len() - w.len();
+    let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+    let mut from = 0;
+    while let Some(offset) = memchr::memchr2(lower, upper, &h[from..=last_start]) {
+        let start = from + offset;
+        if h[start + 1..start + w.len()].eq_ignore_ascii_case(rest) {
+            return true;
+        }
+        from = start + 1;
+        if from > last_start {
+            break;
+        }
+    }
+    false
 }
 
 fn ceil_boundary(text: &str, mut i: usize) -> usize {
@@ -809,4 +828,33 @@ fn is_path_like(s: &str) -> bool {
         && s.rsplit('/')
             .next()
             .is_some_and(|name| name.contains('.') && name.len() > 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_ci;
+    use proptest::prelude::*;
+
+    /// The rule as written: some window of the haystack equals the word,
+    /// ignoring ASCII case.
+    fn by_windows(haystack: &str, word: &str) -> bool {
+        let (h, w) = (haystack.as_bytes(), word.as_bytes());
+        !w.is_empty()
+            && w.len() <= h.len()
+            && h.windows(w.len()).any(|part| part.eq_ignore_ascii_case(w))
+    }
+
+    proptest! {
+        /// Haystacks and words from a small alphabet (both cases, digits,
+        /// punctuation, a non-ASCII letter) so that matches, near misses
+        /// and repeated first letters are common: the memchr search agrees
+        /// with the window comparison.
+        #[test]
+        fn memchr_search_equals_windows(
+            haystack in "[aAbBtT9_ é.-]{0,40}",
+            word in "[abtT9é.]{0,5}",
+        ) {
+            prop_assert_eq!(contains_ci(&haystack, &word), by_windows(&haystack, &word));
+        }
+    }
 }

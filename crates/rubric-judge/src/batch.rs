@@ -109,8 +109,41 @@ fn read_run_file(path: PathBuf) -> Result<Option<RunFile>> {
         path: path.clone(),
         source,
     })?;
+    // Fast path, one pass over the bytes: a typed parse that succeeds with
+    // a non-null `final_answer` has `task_id` (a required field) and
+    // `final_answer` at the top level, so it is a run record (the same
+    // decision as the key check below, which it spares).
+    let record = match serde_json::from_slice::<RecordedRun>(&bytes) {
+        Ok(record) if !record.final_answer.is_null() => record,
+        _ => match run_record_slow(&path, &bytes)? {
+            Some(record) => record,
+            None => return Ok(None),
+        },
+    };
+    let run = RunContext::from_recorded_run_owned(record).map_err(|e| match e {
+        JudgeError::BadInput {
+            what,
+            field,
+            problem,
+            ..
+        } => JudgeError::BadInput {
+            what,
+            id: path.display().to_string(),
+            field,
+            problem,
+        },
+        other => other,
+    })?;
+    Ok(Some(RunFile { path, run }))
+}
+
+/// The run record of a file's bytes after a key check: `None` when the
+/// file is not a run record (not a JSON object, or without `task_id` and
+/// one of `final_answer` / `diagnostics`); a run record that fails to
+/// parse is an error naming the file and the field.
+fn run_record_slow(path: &Path, bytes: &[u8]) -> Result<Option<RecordedRun>> {
     // The top-level keys only, values skipped: no document is built.
-    let keys = match serde_json::from_slice::<BTreeMap<String, IgnoredAny>>(&bytes) {
+    let keys = match serde_json::from_slice::<BTreeMap<String, IgnoredAny>>(bytes) {
         Ok(keys) => keys,
         // Valid JSON that is not an object is not a run record.
         Err(e) if e.classify() == serde_json::error::Category::Data => {
@@ -129,28 +162,14 @@ fn read_run_file(path: PathBuf) -> Result<Option<RunFile>> {
         tracing::debug!(path = %path.display(), "not a run record; skipped");
         return Ok(None);
     }
-    let record: RecordedRun =
-        parse_json_record(&path, &bytes).map_err(|e| JudgeError::BadInput {
+    parse_json_record(path, bytes)
+        .map(Some)
+        .map_err(|e| JudgeError::BadInput {
             what: "run",
             id: path.display().to_string(),
             field: e.field,
             problem: e.message,
-        })?;
-    let run = RunContext::from_recorded_run_owned(record).map_err(|e| match e {
-        JudgeError::BadInput {
-            what,
-            field,
-            problem,
-            ..
-        } => JudgeError::BadInput {
-            what,
-            id: path.display().to_string(),
-            field,
-            problem,
-        },
-        other => other,
-    })?;
-    Ok(Some(RunFile { path, run }))
+        })
 }
 
 /// Reads the records already in a JSONL output (for resuming). A truncated

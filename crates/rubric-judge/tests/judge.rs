@@ -469,6 +469,12 @@ fn find_runs_reads_run_records_skips_other_json_and_names_bad_files() {
         "task_note.json",
         r#"{"task_id": "CSX-900_Q1", "note": "x"}"#,
     );
+    // ... also when it parses as a run (task and model ids, every other
+    // field defaulted): without a final answer or diagnostics it is not one.
+    write(
+        "model_note.json",
+        r#"{"task_id": "CSX-900_Q1", "model_id": "sys-a", "note": "x"}"#,
+    );
     let runs = find_runs(&dir).expect("runs");
     let found: Vec<(&str, RunStatus)> = runs
         .iter()
