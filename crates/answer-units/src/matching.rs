@@ -344,7 +344,7 @@ pub(crate) fn numbers_match(
     half_unit: f64,
     allow_percent: bool,
 ) -> Option<String> {
-    let tol = (RELATIVE_TOLERANCE * v.abs()).max(abs_tolerance) + 1e-9 * v.abs().max(1.0);
+    let tol = number_tolerance(v, abs_tolerance);
     if (x - v).abs() <= tol {
         return Some(if x == v {
             "equal number".to_owned()
@@ -383,7 +383,15 @@ pub(crate) fn numbers_match(
 /// assert!(number_matches(3.0, 3.4, 0.5));
 /// ```
 pub fn number_matches(v: f64, x: f64, abs_tolerance: f64) -> bool {
-    numbers_match(v, x, abs_tolerance, 0.0, false).is_some()
+    // `numbers_match` without the percent allowance, minus its note (the
+    // ledger asks this for every number of every observation).
+    (x - v).abs() <= number_tolerance(v, abs_tolerance)
+}
+
+/// The tolerance of the number rule around `v`: `max(2 %·|v|,
+/// abs_tolerance)` plus a rounding epsilon.
+fn number_tolerance(v: f64, abs_tolerance: f64) -> f64 {
+    (RELATIVE_TOLERANCE * v.abs()).max(abs_tolerance) + 1e-9 * v.abs().max(1.0)
 }
 
 fn round_tol(t: f64) -> f64 {
@@ -905,6 +913,39 @@ fn contains_phrase(haystack: &str, needle: &str) -> bool {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The ledger's boolean rule is the matcher's rule without the
+    /// percent allowance, on values around the 2 % and absolute bounds.
+    #[test]
+    fn number_matches_is_numbers_match_without_percent() {
+        let mut checked = (0, 0);
+        for v in [
+            -250.0,
+            -1.0,
+            -0.3,
+            0.0,
+            0.43,
+            1.0,
+            14.1,
+            43.0,
+            1e6,
+            f64::NAN,
+        ] {
+            for step in -40..=40 {
+                let x = v + f64::from(step) * 0.001 * v.abs().max(1.0);
+                for tol in [0.0, 0.05, 0.5] {
+                    let rule = numbers_match(v, x, tol, 0.0, false).is_some();
+                    assert_eq!(number_matches(v, x, tol), rule, "v={v} x={x} tol={tol}");
+                    if rule {
+                        checked.0 += 1
+                    } else {
+                        checked.1 += 1
+                    }
+                }
+            }
+        }
+        assert!(checked.0 > 100 && checked.1 > 100, "{checked:?}");
+    }
 
     fn expected(v: &Value, tol: f64) -> Expected<'_> {
         let half = match v {

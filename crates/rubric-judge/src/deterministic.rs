@@ -136,23 +136,42 @@ fn ident_re() -> &'static Regex {
 
 /// Lower-case, every run of non-alphanumerics (except `.`, `-`) → one space.
 fn norm(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut space = true;
-    let mut keep = |ch: char, out: &mut String| {
+    /// Appends one lowercased character: kept when alphanumeric, `.` or
+    /// `-`, else one space for a run of others.
+    fn keep(ch: char, out: &mut String, space: &mut bool) {
         if ch.is_alphanumeric() || ch == '.' || ch == '-' {
             out.push(ch);
-            space = false;
-        } else if !space {
+            *space = false;
+        } else if !*space {
             out.push(' ');
-            space = true;
+            *space = true;
         }
-    };
-    for ch in text.chars() {
-        if ch.is_ascii() {
-            // ASCII lowercases to one ASCII character: no iterator.
-            keep(ch.to_ascii_lowercase(), &mut out);
-        } else {
-            ch.to_lowercase().for_each(|c| keep(c, &mut out));
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut space = true;
+    let mut rest = text;
+    while !rest.is_empty() {
+        // A run of ASCII is read byte by byte: each byte lowercases to one
+        // ASCII character (no lowercase iterator).
+        let ascii = rest
+            .bytes()
+            .position(|b| !b.is_ascii())
+            .unwrap_or(rest.len());
+        for b in rest[..ascii].bytes() {
+            let b = b.to_ascii_lowercase();
+            if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' {
+                out.push(char::from(b));
+                space = false;
+            } else if !space {
+                out.push(' ');
+                space = true;
+            }
+        }
+        rest = &rest[ascii..];
+        if let Some(ch) = rest.chars().next() {
+            ch.to_lowercase()
+                .for_each(|c| keep(c, &mut out, &mut space));
+            rest = &rest[ch.len_utf8()..];
         }
     }
     out.trim().to_string()
@@ -667,5 +686,44 @@ mod number_scanner_tests {
             found += ours.len();
         }
         assert!(found > 10_000, "the strings held numbers: {found}");
+    }
+
+    /// `norm` as it was written, one `char` at a time.
+    fn norm_by_chars(text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut space = true;
+        let mut keep = |ch: char, out: &mut String| {
+            if ch.is_alphanumeric() || ch == '.' || ch == '-' {
+                out.push(ch);
+                space = false;
+            } else if !space {
+                out.push(' ');
+                space = true;
+            }
+        };
+        for ch in text.chars() {
+            ch.to_lowercase().for_each(|c| keep(c, &mut out));
+        }
+        out.trim().to_string()
+    }
+
+    /// The byte-wise ASCII path of `norm` equals the per-character rule on
+    /// 20,000 random strings mixing ASCII with letters whose lowercase
+    /// differs in length (`İ`), symbols (`°`, `−`) and non-Latin digits.
+    #[test]
+    fn norm_equals_the_per_character_rule() {
+        let alphabet: Vec<char> = "aZ09.-_ ,\t\nÉİß°−٣Ωx".chars().collect();
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = |n: usize| {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            (state.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) as usize % n
+        };
+        for _ in 0..20_000 {
+            let len = next(24);
+            let s: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            assert_eq!(norm(&s), norm_by_chars(&s), "{s:?}");
+        }
     }
 }
