@@ -22,16 +22,15 @@ pub fn reference_files(texts: &[&str], inventory: &[&str]) -> Vec<String> {
     for name in &names {
         *counts.entry(name.as_str()).or_default() += 1;
     }
+    // memchr's SIMD substring search: the same bytes as `str::contains`, a
+    // fraction of its time on these long texts.
+    let contains =
+        |t: &str, needle: &str| memchr::memmem::find(t.as_bytes(), needle.as_bytes()).is_some();
     inventory
         .iter()
         .zip(&names)
         .filter(|(path, name)| {
             let unique = counts.get(name.as_str()) == Some(&1);
-            // memchr's SIMD substring search: the same bytes as
-            // `str::contains`, a fraction of its time on these long texts.
-            let contains = |t: &str, needle: &str| {
-                memchr::memmem::find(t.as_bytes(), needle.as_bytes()).is_some()
-            };
             texts
                 .iter()
                 .any(|t| contains(t, path) || (unique && name.len() >= 12 && contains(t, name)))

@@ -661,19 +661,23 @@ pub fn evaluate_deterministic_prepared(
 mod number_scanner_tests {
     use super::*;
 
+    /// xorshift64*: a fixed, dependency-free sequence of draws below `n`.
+    fn xorshift(seed: u64, multiplier: u64) -> impl FnMut(usize) -> usize {
+        let mut state = seed;
+        move |n| {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            (state.wrapping_mul(multiplier) >> 33) as usize % n
+        }
+    }
+
     /// The ASCII scanner finds the regex's matches on 20,000 random
     /// strings built from the characters the regex cares about.
     #[test]
     fn number_matches_agree_with_the_regex() {
         let alphabet = b"0123456789,,..--+ ab";
-        // xorshift64*: a fixed, dependency-free sequence.
-        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = |n: usize| {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15, 0x2545_F491_4F6C_DD1D);
         let mut found = 0;
         for _ in 0..20_000 {
             let len = next(24);
@@ -713,13 +717,7 @@ mod number_scanner_tests {
     #[test]
     fn norm_equals_the_per_character_rule() {
         let alphabet: Vec<char> = "aZ09.-_ ,\t\nÉİß°−٣Ωx".chars().collect();
-        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
-        let mut next = |n: usize| {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            (state.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33) as usize % n
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1D, 0x9E37_79B9_7F4A_7C15);
         for _ in 0..20_000 {
             let len = next(24);
             let s: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
