@@ -136,6 +136,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         other => bail!("--units `{other}`: expected judge, required or all"),
     };
     let model = build_model(&args)?;
+    tracing::debug!("score: loading tasks");
     let tasks = load_tasks(&args.release_root)
         .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
     for task in tasks.values() {
@@ -147,6 +148,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             tracing::info!(task = %task.task_id, %advice, "rubric coverage");
         }
     }
+    tracing::debug!(tasks = tasks.len(), "score: tasks loaded");
     // The reference analysis files of each task, for the claim ledger.
     let release = earthverse_package_model::Release::load(&args.release_root)
         .with_context(|| format!("loading release {}", args.release_root.display()))?;
@@ -154,6 +156,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .map(|(id, files)| (id.to_owned(), files))
         .collect();
+    tracing::debug!("score: release and references loaded");
     refuse_incomplete(&args)?;
     let runs = find_runs(&args.runs)
         .with_context(|| format!("reading runs under {}", args.runs.display()))?;
@@ -167,6 +170,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
+    tracing::debug!(runs = runs.len(), "score: runs read");
     let previous = if args.restart {
         Vec::new()
     } else {
@@ -208,6 +212,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                     )
                 })
                 .collect();
+            tracing::debug!(contexts = contexts.len(), "score: scoring contexts built");
             // Scoring is pure: each batch is scored on all cores, then its
             // records are written in run order, so a killed run loses at most
             // the batch in flight and resumes from the records on disk.
@@ -245,6 +250,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
                 }
                 writer.write_lines(lines.as_bytes())?;
             }
+            tracing::debug!(records = records.len(), "score: runs scored and written");
             // The per-task structures are large: freed off the main thread.
             drop_in_background((contexts, tasks, references));
         }
