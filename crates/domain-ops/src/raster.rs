@@ -522,12 +522,8 @@ mod nc {
                     // max and min may tell apart).
                     match stat {
                         TimeStat::Mean => fold_all_valid(raw, per, c0, a, |a, x| a + f64::from(x)),
-                        TimeStat::Max => {
-                            fold_all_valid(raw, per, c0, a, |a, x| a.max(f64::from(x) * 1.0 + 0.0))
-                        }
-                        TimeStat::Min => {
-                            fold_all_valid(raw, per, c0, a, |a, x| a.min(f64::from(x) * 1.0 + 0.0))
-                        }
+                        TimeStat::Max => extreme_all_valid::<true>(raw, per, c0, a),
+                        TimeStat::Min => extreme_all_valid::<false>(raw, per, c0, a),
                     }
                     n.iter_mut().for_each(|n| *n += k32);
                 } else {
@@ -586,6 +582,69 @@ mod nc {
             for j in 0..k {
                 *a = op(*a, raw[j * per + c0 + i]);
             }
+        }
+    }
+
+    /// Cells whose running extremes [`extreme_all_valid`] keeps in
+    /// registers (four SSE registers of `f32`).
+    const LANES_F32: usize = 16;
+
+    /// The maximum (`MAX`) or minimum of every time step of `raw` folded
+    /// into the `a.len()` cells starting at `c0`, for chunks whose values
+    /// all count. Same bits as folding `a.max(f64::from(x) * 1.0 + 0.0)`
+    /// step by step: the values are never NaN (the validity check), `+ 0.0`
+    /// turns −0 into +0 in `f32` as in `f64`, so the order is total, the
+    /// fold is associative, and `f32` → `f64` is exact and monotone. The
+    /// extreme of the tile is therefore taken in `f32` (four times the
+    /// lanes of `f64::max`, no NaN handling) and folded into `a` once
+    /// (`f64::max` of a NaN start returns the other value).
+    #[inline(always)]
+    fn extreme_all_valid<const MAX: bool>(raw: &[f32], per: usize, c0: usize, a: &mut [f64]) {
+        let k = raw.len() / per.max(1);
+        if k == 0 {
+            return;
+        }
+        let pick = |s: f32, x: f32| {
+            let x = x + 0.0;
+            let better = if MAX { x > s } else { x < s };
+            if better {
+                x
+            } else {
+                s
+            }
+        };
+        let fold_in = |a: f64, s: f32| {
+            if MAX {
+                a.max(f64::from(s))
+            } else {
+                a.min(f64::from(s))
+            }
+        };
+        let len = a.len();
+        let mut i = 0;
+        while i + LANES_F32 <= len {
+            let mut s = [0f32; LANES_F32];
+            for (s, x) in s.iter_mut().zip(&raw[c0 + i..c0 + i + LANES_F32]) {
+                *s = *x + 0.0;
+            }
+            for j in 1..k {
+                let at = j * per + c0 + i;
+                let r = &raw[at..at + LANES_F32];
+                for l in 0..LANES_F32 {
+                    s[l] = pick(s[l], r[l]);
+                }
+            }
+            for (a, s) in a[i..i + LANES_F32].iter_mut().zip(s) {
+                *a = fold_in(*a, s);
+            }
+            i += LANES_F32;
+        }
+        for (i, a) in a.iter_mut().enumerate().skip(i) {
+            let mut s = raw[c0 + i] + 0.0;
+            for j in 1..k {
+                s = pick(s, raw[j * per + c0 + i]);
+            }
+            *a = fold_in(*a, s);
         }
     }
 
@@ -965,6 +1024,26 @@ mod nc {
                 v.put_values(&all, ..).unwrap();
             }
             {
+                // Every value counts (the all-valid kernels), with ±0 and
+                // repeated extremes.
+                let valid: Vec<f32> = (0..nt)
+                    .flat_map(|t| {
+                        (0..per).map(move |i| match (i * 7 + t * 13) % 101 {
+                            // cells whose maximum, resp. minimum, is a zero
+                            _ if i % 5 == 0 => [-0.0, 0.0, -3.0][(t + i) % 3],
+                            _ if i % 5 == 1 => [-0.0, 7.0, 0.0][(t * 2 + i) % 3],
+                            0 | 1 => -0.0,
+                            2 | 3 => 0.0,
+                            4 => -5.0,
+                            _ => value(t, i, fill),
+                        })
+                    })
+                    .collect();
+                let mut v = f.add_variable::<f32>("f32_valid", &names).unwrap();
+                v.put_attribute("_FillValue", fill).unwrap();
+                v.put_values(&valid, ..).unwrap();
+            }
+            {
                 let packed: Vec<i16> = all
                     .iter()
                     .map(|x| {
@@ -1018,7 +1097,7 @@ mod nc {
                 let path = dir.path().join(name);
                 write(&path, &dims, chunked);
                 let file = netcdf::open(&path).unwrap();
-                for var in ["f32", "i16", "f64"] {
+                for var in ["f32", "f32_valid", "i16", "f64"] {
                     let v = file.variable(var).unwrap();
                     for stat in [TimeStat::Mean, TimeStat::Max, TimeStat::Min] {
                         assert!(
