@@ -21,7 +21,11 @@
 //!   fits in [`CHUNK_TILE_MAX_BYTES`]; larger chunks fall back to the
 //!   contiguous shape.
 //!
-//! Memory: one tile buffer, reused for every tile, of at most
+//! Reading and reducing overlap on two threads when there are several
+//! tiles and cores ([`for_each_tile`]); the consumer still sees the tiles
+//! one at a time and in order.
+//!
+//! Memory: two tile buffers (one when reading serially), reused for every tile, each of at most
 //! `TILE_BYTES + BLOCK_BYTES` bytes for a contiguous variable (or one row —
 //! every value of the dimensions after the second — when a row is larger),
 //! and at most [`CHUNK_TILE_MAX_BYTES`] for a chunked one; never more
@@ -120,45 +124,120 @@ pub(crate) struct Tile {
     pub cells: usize,
 }
 
-/// Reads `var` tile by tile into one reused buffer of `T` (converted by
-/// the library when the file holds another type) and calls `f` with each
-/// tile, time-step groups outer and row bands inner.
-pub(crate) fn for_each_tile<T: NcTypeDescriptor + Copy + Default>(
+/// Reads `var` tile by tile and calls `f` with each tile, time-step groups
+/// outer and row bands inner, `T` converted by the library when the file
+/// holds another type.
+///
+/// With more than one tile and more than one core, reading and reducing
+/// overlap: this thread reads (every netCDF/HDF5 call stays on it) into
+/// one of two tile buffers while a scoped worker thread runs `f` on the
+/// other. The tiles reach `f` one at a time and in the same order as the
+/// serial loop, so a fold gives the same bits either way. Memory: two tile
+/// buffers instead of one.
+pub(crate) fn for_each_tile<T, F>(var: &Variable, tiling: &Tiling, f: F) -> Result<(), String>
+where
+    T: NcTypeDescriptor + Copy + Default + Send,
+    F: FnMut(&Tile, &[T]) + Send,
+{
+    let several_tiles = tiling.nt > tiling.k || tiling.ny > tiling.h;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if several_tiles && cores > 1 {
+        for_each_tile_overlapped(var, tiling, f)
+    } else {
+        for_each_tile_serial(var, tiling, f)
+    }
+}
+
+/// The tiles of [`for_each_tile`] in visiting order, each with its first
+/// row and its number of rows.
+fn tiles(tiling: &Tiling) -> impl Iterator<Item = (Tile, usize, usize)> + '_ {
+    (0..tiling.nt).step_by(tiling.k).flat_map(move |t0| {
+        let k = tiling.k.min(tiling.nt - t0);
+        (0..tiling.ny).step_by(tiling.h).map(move |y0| {
+            let h = tiling.h.min(tiling.ny - y0);
+            let tile = Tile {
+                t0,
+                k,
+                c0: y0 * tiling.row,
+                cells: h * tiling.row,
+            };
+            (tile, y0, h)
+        })
+    })
+}
+
+/// Reads the tile of `k` steps from `t0` × `h` rows from `y0` into the
+/// front of `buf` (one `nc_get_vara`-equivalent call) and returns the
+/// filled part.
+fn read_tile<'b, T: NcTypeDescriptor + Copy>(
+    var: &Variable,
+    (tile, y0, h): (Tile, usize, usize),
+    buf: &'b mut [T],
+) -> Result<&'b [T], String> {
+    let ndims = var.dimensions().len();
+    let (t0, k) = (tile.t0, tile.k);
+    let mut ext: Vec<Extent> = vec![(t0..t0 + k).into()];
+    if ndims >= 2 {
+        ext.push((y0..y0 + h).into());
+    }
+    for _ in 2..ndims {
+        ext.push((..).into());
+    }
+    let raw = &mut buf[..k * tile.cells];
+    var.get_values_into(&mut *raw, ext)
+        .map_err(|e| format!("NetCDF `{}`[{t0}..{}]: {e}", var.name(), t0 + k))?;
+    Ok(raw)
+}
+
+/// [`for_each_tile`] on this thread alone, into one reused buffer.
+fn for_each_tile_serial<T: NcTypeDescriptor + Copy + Default>(
     var: &Variable,
     tiling: &Tiling,
     mut f: impl FnMut(&Tile, &[T]),
 ) -> Result<(), String> {
-    let ndims = var.dimensions().len();
     let mut buf = vec![T::default(); tiling.tile_values()];
-    let mut t0 = 0;
-    while t0 < tiling.nt {
-        let k = tiling.k.min(tiling.nt - t0);
-        let mut y0 = 0;
-        while y0 < tiling.ny {
-            let h = tiling.h.min(tiling.ny - y0);
-            let mut ext: Vec<Extent> = vec![(t0..t0 + k).into()];
-            if ndims >= 2 {
-                ext.push((y0..y0 + h).into());
-            }
-            for _ in 2..ndims {
-                ext.push((..).into());
-            }
-            let cells = h * tiling.row;
-            let raw = &mut buf[..k * cells];
-            var.get_values_into(raw, ext)
-                .map_err(|e| format!("NetCDF `{}`[{t0}..{}]: {e}", var.name(), t0 + k))?;
-            f(
-                &Tile {
-                    t0,
-                    k,
-                    c0: y0 * tiling.row,
-                    cells,
-                },
-                raw,
-            );
-            y0 += h;
-        }
-        t0 += k;
+    for at in tiles(tiling) {
+        let raw = read_tile(var, at, &mut buf)?;
+        f(&at.0, raw);
     }
     Ok(())
+}
+
+/// [`for_each_tile`] with reading on this thread and `f` on a worker: two
+/// buffers go round between them through two channels (filled ones to the
+/// worker, used ones back), so at most one tile is read ahead.
+fn for_each_tile_overlapped<T, F>(var: &Variable, tiling: &Tiling, mut f: F) -> Result<(), String>
+where
+    T: NcTypeDescriptor + Copy + Default + Send,
+    F: FnMut(&Tile, &[T]) + Send,
+{
+    use std::sync::mpsc::sync_channel;
+    let (filled_tx, filled_rx) = sync_channel::<(Tile, Vec<T>)>(2);
+    let (used_tx, used_rx) = sync_channel::<Vec<T>>(2);
+    for _ in 0..2 {
+        used_tx
+            .send(vec![T::default(); tiling.tile_values()])
+            .map_err(|_| "tile buffer channel closed".to_owned())?;
+    }
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for (tile, buf) in filled_rx {
+                f(&tile, &buf[..tile.k * tile.cells]);
+                // The reader may have stopped (an error): nothing to return to.
+                let _ = used_tx.send(buf);
+            }
+        });
+        for at in tiles(tiling) {
+            let Ok(mut buf) = used_rx.recv() else {
+                return Err("the tile worker stopped".to_owned());
+            };
+            read_tile(var, at, &mut buf)?;
+            if filled_tx.send((at.0, buf)).is_err() {
+                return Err("the tile worker stopped".to_owned());
+            }
+        }
+        // Dropping the sender ends the worker's loop; the scope joins it.
+        drop(filled_tx);
+        Ok(())
+    })
 }

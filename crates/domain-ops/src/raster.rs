@@ -414,7 +414,7 @@ mod nc {
         ];
         let mut cnt = vec![0u32; per];
         if is_f32 {
-            for_each_tile::<f32>(var, &tiling, |tile, raw| {
+            for_each_tile::<f32, _>(var, &tiling, |tile, raw| {
                 let (a, n) = (
                     &mut acc[tile.c0..tile.c0 + tile.cells],
                     &mut cnt[tile.c0..tile.c0 + tile.cells],
@@ -425,7 +425,7 @@ mod nc {
                 }
             })?;
         } else {
-            for_each_tile::<f64>(var, &tiling, |tile, raw| {
+            for_each_tile::<f64, _>(var, &tiling, |tile, raw| {
                 reduce_block(
                     raw,
                     tile.cells,
@@ -815,11 +815,11 @@ mod nc {
         let mut s = vec![0.0; tiling.nt];
         let mut ws = vec![0.0; tiling.nt];
         if is_f32 {
-            for_each_tile::<f32>(var, &tiling, |tile, raw| {
+            for_each_tile::<f32, _>(var, &tiling, |tile, raw| {
                 weighted_sums(raw, tile, &w, &mut s, &mut ws, &unpack);
             })?;
         } else {
-            for_each_tile::<f64>(var, &tiling, |tile, raw| {
+            for_each_tile::<f64, _>(var, &tiling, |tile, raw| {
                 weighted_sums(raw, tile, &w, &mut s, &mut ws, &unpack);
             })?;
         }
