@@ -25,8 +25,8 @@
 //! tiles and cores ([`for_each_tile`]); the consumer still sees the tiles
 //! one at a time and in order.
 //!
-//! Memory: two tile buffers (one when reading serially), reused for every tile, each of at most
-//! `TILE_BYTES + BLOCK_BYTES` bytes for a contiguous variable (or one row —
+//! Memory: two tile buffers (one when reading serially), reused for every
+//! tile, each of at most `TILE_BYTES + BLOCK_BYTES` bytes for a contiguous variable (or one row —
 //! every value of the dimensions after the second — when a row is larger),
 //! and at most [`CHUNK_TILE_MAX_BYTES`] for a chunked one; never more
 //! whatever the number of time steps.
@@ -38,7 +38,8 @@ use netcdf::{Extent, NcTypeDescriptor, Variable};
 /// staged through it (one more copy).
 pub(crate) const BLOCK_BYTES: usize = 128 << 10;
 /// Bytes of a tile of a contiguous variable, about: below the 1 MiB L2
-/// cache of a core, so the kernel reads what the library just wrote there.
+/// cache of a core, so a serial kernel reads what the library just wrote
+/// there (overlapped, the worker's core fetches it from the shared L3).
 pub(crate) const TILE_BYTES: usize = 768 << 10;
 /// Time steps of a tile of a contiguous variable, at most.
 pub(crate) const MAX_STEPS: usize = 16;

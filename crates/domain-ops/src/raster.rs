@@ -392,9 +392,10 @@ mod nc {
     /// Streams the variable in tiles of whole rows ([`crate::nc_tiles`]:
     /// contiguous runs of at least 128 KiB per time step, about 768 KiB per
     /// tile, or whole chunks of a chunked variable). Memory: the per-cell
-    /// accumulators (12 bytes a cell) plus one tile buffer. A tile is
-    /// reduced while the library's copy into it is still in cache; 4-byte
-    /// floats are read as such, not converted to `f64` by the library.
+    /// accumulators (12 bytes a cell) plus two tile buffers. A tile is
+    /// reduced on a second thread while the next one is read (one thread
+    /// on a one-core machine); 4-byte floats are read as such, not
+    /// converted to `f64` by the library.
     pub fn time_reduce(var: &Variable, stat: TimeStat) -> std::result::Result<Vec<f64>, String> {
         let unpack = Unpack::of(var);
         let is_f32 = matches!(
@@ -794,7 +795,7 @@ mod nc {
     /// kernel walks a tile cell by cell and, for each cell, the tile's
     /// steps, so each step's running sums form an independent chain and
     /// the steps' additions overlap. Memory: one weight per cell, two sums
-    /// per time step and one tile buffer.
+    /// per time step and two tile buffers.
     pub fn field_means(
         file: &netcdf::File,
         var: &Variable,
