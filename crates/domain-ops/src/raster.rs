@@ -521,10 +521,43 @@ mod nc {
                     // `x * 1.0 + 0.0` is the general unpacking with this
                     // case's scale and offset (it turns −0 into +0, which
                     // max and min may tell apart).
+                    //
+                    // Max and min are taken in `f32` and folded into `a`
+                    // once: valid values are never NaN and `+ 0.0` turns −0
+                    // into +0 in `f32` as in `f64`, so the order is total,
+                    // the fold associative, and `f32` → `f64` exact and
+                    // monotone: the same bits as folding
+                    // `a.max(f64::from(x) * 1.0 + 0.0)` step by step, with
+                    // twice the lanes and no NaN handling (`f64::max` of a
+                    // NaN start returns the other value).
                     match stat {
-                        TimeStat::Mean => fold_all_valid(raw, per, c0, a, |a, x| a + f64::from(x)),
-                        TimeStat::Max => extreme_all_valid::<true>(raw, per, c0, a),
-                        TimeStat::Min => extreme_all_valid::<false>(raw, per, c0, a),
+                        TimeStat::Mean => fold_all_valid::<f64, LANES>(
+                            raw,
+                            per,
+                            c0,
+                            a,
+                            |a| a,
+                            |a, x| a + f64::from(x),
+                            |_, s| s,
+                        ),
+                        TimeStat::Max => fold_all_valid::<f32, LANES_F32>(
+                            raw,
+                            per,
+                            c0,
+                            a,
+                            |_| f32::NEG_INFINITY,
+                            |s, x| if x + 0.0 > s { x + 0.0 } else { s },
+                            |a, s| a.max(f64::from(s)),
+                        ),
+                        TimeStat::Min => fold_all_valid::<f32, LANES_F32>(
+                            raw,
+                            per,
+                            c0,
+                            a,
+                            |_| f32::INFINITY,
+                            |s, x| if x + 0.0 < s { x + 0.0 } else { s },
+                            |a, s| a.min(f64::from(s)),
+                        ),
                     }
                     n.iter_mut().for_each(|n| *n += k32);
                 } else {
@@ -548,104 +581,56 @@ mod nc {
         }
     }
 
-    /// Cells whose running values [`fold_all_valid`] keeps in registers.
+    /// `f64` running values [`fold_all_valid`] keeps in registers.
     const LANES: usize = 8;
+    /// `f32` running values [`fold_all_valid`] keeps in registers (four
+    /// SSE registers).
+    const LANES_F32: usize = 16;
 
     /// Folds the `a.len()` cells starting at `c0` of every time step of
     /// `raw` (steps of `per` cells) into `a`, in time order for each cell:
-    /// `a[i] = op(… op(op(a[i], x0), x1) …, xk)`, with [`LANES`] cells at a
-    /// time kept in registers across the steps.
+    /// `a[i] = end(a[i], op(… op(op(start(a[i]), x0), x1) …, xk))`, with
+    /// `L` cells at a time kept in registers (as `A`) across the steps.
+    /// Nothing changes when `raw` holds no step.
     #[inline(always)]
-    fn fold_all_valid(
+    fn fold_all_valid<A: Copy + Default, const L: usize>(
         raw: &[f32],
         per: usize,
         c0: usize,
         a: &mut [f64],
-        op: impl Fn(f64, f32) -> f64,
+        start: impl Fn(f64) -> A,
+        op: impl Fn(A, f32) -> A,
+        end: impl Fn(f64, A) -> f64,
     ) {
-        let k = raw.len() / per.max(1);
-        let len = a.len();
-        let mut i = 0;
-        while i + LANES <= len {
-            let mut s = [0f64; LANES];
-            s.copy_from_slice(&a[i..i + LANES]);
-            for j in 0..k {
-                let at = j * per + c0 + i;
-                let r = &raw[at..at + LANES];
-                for l in 0..LANES {
-                    s[l] = op(s[l], r[l]);
-                }
-            }
-            a[i..i + LANES].copy_from_slice(&s);
-            i += LANES;
-        }
-        for (i, a) in a.iter_mut().enumerate().skip(i) {
-            for j in 0..k {
-                *a = op(*a, raw[j * per + c0 + i]);
-            }
-        }
-    }
-
-    /// Cells whose running extremes [`extreme_all_valid`] keeps in
-    /// registers (four SSE registers of `f32`).
-    const LANES_F32: usize = 16;
-
-    /// The maximum (`MAX`) or minimum of every time step of `raw` folded
-    /// into the `a.len()` cells starting at `c0`, for chunks whose values
-    /// all count. Same bits as folding `a.max(f64::from(x) * 1.0 + 0.0)`
-    /// step by step: the values are never NaN (the validity check), `+ 0.0`
-    /// turns −0 into +0 in `f32` as in `f64`, so the order is total, the
-    /// fold is associative, and `f32` → `f64` is exact and monotone. The
-    /// extreme of the tile is therefore taken in `f32` (four times the
-    /// lanes of `f64::max`, no NaN handling) and folded into `a` once
-    /// (`f64::max` of a NaN start returns the other value).
-    #[inline(always)]
-    fn extreme_all_valid<const MAX: bool>(raw: &[f32], per: usize, c0: usize, a: &mut [f64]) {
         let k = raw.len() / per.max(1);
         if k == 0 {
             return;
         }
-        let pick = |s: f32, x: f32| {
-            let x = x + 0.0;
-            let better = if MAX { x > s } else { x < s };
-            if better {
-                x
-            } else {
-                s
-            }
-        };
-        let fold_in = |a: f64, s: f32| {
-            if MAX {
-                a.max(f64::from(s))
-            } else {
-                a.min(f64::from(s))
-            }
-        };
         let len = a.len();
         let mut i = 0;
-        while i + LANES_F32 <= len {
-            let mut s = [0f32; LANES_F32];
-            for (s, x) in s.iter_mut().zip(&raw[c0 + i..c0 + i + LANES_F32]) {
-                *s = *x + 0.0;
+        while i + L <= len {
+            let mut s = [A::default(); L];
+            for (s, a) in s.iter_mut().zip(&a[i..i + L]) {
+                *s = start(*a);
             }
-            for j in 1..k {
+            for j in 0..k {
                 let at = j * per + c0 + i;
-                let r = &raw[at..at + LANES_F32];
-                for l in 0..LANES_F32 {
-                    s[l] = pick(s[l], r[l]);
+                let r = &raw[at..at + L];
+                for l in 0..L {
+                    s[l] = op(s[l], r[l]);
                 }
             }
-            for (a, s) in a[i..i + LANES_F32].iter_mut().zip(s) {
-                *a = fold_in(*a, s);
+            for (a, s) in a[i..i + L].iter_mut().zip(s) {
+                *a = end(*a, s);
             }
-            i += LANES_F32;
+            i += L;
         }
         for (i, a) in a.iter_mut().enumerate().skip(i) {
-            let mut s = raw[c0 + i] + 0.0;
-            for j in 1..k {
-                s = pick(s, raw[j * per + c0 + i]);
+            let mut s = start(*a);
+            for j in 0..k {
+                s = op(s, raw[j * per + c0 + i]);
             }
-            *a = fold_in(*a, s);
+            *a = end(*a, s);
         }
     }
 
