@@ -85,16 +85,10 @@ pub struct RunFile {
 /// an error naming it: the one rule of run discovery (see
 /// `earthverse_package_model::load_recorded_runs`).
 pub fn find_runs(dir: &Path) -> Result<Vec<RunFile>> {
-    let paths = run_file_paths(dir).map_err(|e| match e {
-        PackageError::Io { path, source } => JudgeError::Io { path, source },
-        other => JudgeError::Io {
-            path: dir.to_path_buf(),
-            source: std::io::Error::other(other.to_string()),
-        },
-    })?;
+    let paths = run_paths(dir)?;
     // Files are read and parsed on all cores; the order, and so the error
     // reported when several files are bad, stays the paths'.
-    let read: Vec<Result<Option<RunFile>>> = paths.into_par_iter().map(read_run_file).collect();
+    let read: Vec<Result<Option<RunFile>>> = paths.into_par_iter().map(read_run).collect();
     let mut runs = Vec::with_capacity(read.len());
     for run in read {
         runs.extend(run?);
@@ -102,9 +96,23 @@ pub fn find_runs(dir: &Path) -> Result<Vec<RunFile>> {
     Ok(runs)
 }
 
-/// Reads one JSON file of a runs directory: `None` when it is not a run
-/// record.
-fn read_run_file(path: PathBuf) -> Result<Option<RunFile>> {
+/// The JSON files under a runs directory, recursively, sorted by path:
+/// the files [`find_runs`] reads. With [`read_run`] a caller can read them
+/// a batch at a time instead of holding every run in memory.
+pub fn run_paths(dir: &Path) -> Result<Vec<PathBuf>> {
+    run_file_paths(dir).map_err(|e| match e {
+        PackageError::Io { path, source } => JudgeError::Io { path, source },
+        other => JudgeError::Io {
+            path: dir.to_path_buf(),
+            source: std::io::Error::other(other.to_string()),
+        },
+    })
+}
+
+/// Reads one JSON file of a runs directory (one of [`run_paths`]): `None`
+/// when it is not a run record; a run record that does not fit is an
+/// error naming the file.
+pub fn read_run(path: PathBuf) -> Result<Option<RunFile>> {
     let bytes = std::fs::read(&path).map_err(|source| JudgeError::Io {
         path: path.clone(),
         source,

@@ -8,15 +8,17 @@ use earthverse_model_provider::{
 };
 use earthverse_rubric_judge::{
     compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks,
-    read_records, record_line, Agreement, AnswerUnitsScorer, EvaluationRecord, Judge, JudgeCache,
-    LlmJudge, PreparedRubric, RecordWriter, UnitReading, UnitScorer,
+    read_records, read_run, record_line, run_paths, Agreement, AnswerUnitsScorer,
+    EvaluationRecord, Judge, JudgeCache, LlmJudge, PreparedRubric, RecordWriter, RunFile,
+    UnitReading, UnitScorer,
 };
 use earthverse_rubric_judge::{scoring_context, RunContext, RunStatus, TaskContext};
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use earthverse_answer_units::ScoringContext;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Arguments of `earthverse score`.
 #[derive(Debug, clap::Args)]
@@ -158,19 +160,6 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         .collect();
     tracing::debug!("score: release and references loaded");
     refuse_incomplete(&args)?;
-    let runs = find_runs(&args.runs)
-        .with_context(|| format!("reading runs under {}", args.runs.display()))?;
-    for rf in &runs {
-        if !tasks.contains_key(&rf.run.task_id) {
-            bail!(
-                "run {} answers task {} which is not in release {}",
-                rf.path.display(),
-                rf.run.task_id,
-                args.release_root.display()
-            );
-        }
-    }
-    tracing::debug!(runs = runs.len(), "score: runs read");
     let previous = if args.restart {
         Vec::new()
     } else {
@@ -178,83 +167,41 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     };
     let done = done_keys(&previous);
     let mut writer = RecordWriter::resume(&args.out, &previous)?;
-    let todo: Vec<_> = runs
-        .iter()
-        .filter(|rf| !done.contains(&(rf.run.task_id.clone(), rf.run.system.clone())))
-        .collect();
-    eprintln!(
-        "score: {} runs found, {} already in {}, {} to score with judge {}",
-        runs.len(),
-        runs.len() - todo.len(),
-        args.out.display(),
-        todo.len(),
-        args.judge
-    );
     let mut records: Vec<EvaluationRecord> = previous;
+    let runs: Vec<RunFile>;
     match model {
         None => {
-            let scorer = AnswerUnitsScorer { reading };
-            // One scoring context per task, built once: it keeps the
-            // question's prepared lookups across every run of the task.
-            let needed: std::collections::BTreeSet<&str> =
-                todo.iter().map(|rf| rf.run.task_id.as_str()).collect();
-            // The same for the task's side of the rubric approximation.
-            let contexts: BTreeMap<
-                String,
-                (earthverse_answer_units::ScoringContext, PreparedRubric),
-            > = needed
-                .into_par_iter()
-                .map(|id| {
-                    let task = &tasks[id];
-                    (
-                        id.to_owned(),
-                        (scoring_context(task), PreparedRubric::new(task)),
-                    )
-                })
-                .collect();
-            tracing::debug!(contexts = contexts.len(), "score: scoring contexts built");
-            // Scoring is pure: each batch is scored on all cores, then its
-            // records are written in run order, so a killed run loses at most
-            // the batch in flight and resumes from the records on disk.
-            for batch in todo.chunks(DETERMINISTIC_BATCH) {
-                // Each record is also serialised on the thread that scored
-                // it; the batch's lines are written in one call.
-                let scored: Vec<(EvaluationRecord, String)> = batch
-                    .par_iter()
-                    .map(|rf| {
-                        let task = &tasks[&rf.run.task_id];
-                        let (context, rubric) = &contexts[&task.task_id];
-                        // One scoring of the answer serves the record and
-                        // its claim ledger.
-                        let task_score = (rf.run.run_status != RunStatus::Error)
-                            .then(|| score_task(&task.primary_gt, &rf.run.final_answer, context));
-                        let claims = task_score
-                            .as_ref()
-                            .map(|score| claims_of(task, &references, &rf.run, reading, score));
-                        let mut record =
-                            evaluate_deterministic_prepared(task, rubric, &rf.run, || {
-                                task_score.map_or_else(
-                                    || scorer.score_units(task, &rf.run.final_answer),
-                                    |score| scorer.outcome(score),
-                                )
-                            });
-                        record.claims = claims.unwrap_or_default();
-                        let line = record_line(&record)?;
-                        Ok((record, line))
-                    })
-                    .collect::<anyhow::Result<_>>()?;
-                let mut lines = String::with_capacity(scored.iter().map(|(_, l)| l.len()).sum());
-                for (record, line) in scored {
-                    lines.push_str(&line);
-                    records.push(record);
-                }
-                writer.write_lines(lines.as_bytes())?;
-            }
-            tracing::debug!(records = records.len(), "score: runs scored and written");
+            runs = score_deterministic(
+                &args,
+                &tasks,
+                &references,
+                reading,
+                &done,
+                &mut writer,
+                &mut records,
+            )?;
             // The per-task structures are large: freed off the main thread.
-            drop_in_background((contexts, tasks, references));
+            drop_in_background((tasks, references));
         }
         Some(model) => {
+            runs = find_runs(&args.runs)
+                .with_context(|| format!("reading runs under {}", args.runs.display()))?;
+            for rf in &runs {
+                known_task(&tasks, rf, &args.release_root)?;
+            }
+            tracing::debug!(runs = runs.len(), "score: runs read");
+            let todo: Vec<_> = runs
+                .iter()
+                .filter(|rf| !done.contains(&(rf.run.task_id.clone(), rf.run.system.clone())))
+                .collect();
+            eprintln!(
+                "score: {} runs found, {} already in {}, {} to score with judge {}",
+                runs.len(),
+                runs.len() - todo.len(),
+                args.out.display(),
+                todo.len(),
+                args.judge
+            );
             let cache_dir = args.cache.clone().unwrap_or_else(|| {
                 args.out
                     .parent()
@@ -362,6 +309,161 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     drop_in_background((records, runs));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a run of a task the release does not hold, naming its file.
+fn known_task(
+    tasks: &BTreeMap<String, TaskContext>,
+    rf: &RunFile,
+    release_root: &std::path::Path,
+) -> anyhow::Result<()> {
+    if !tasks.contains_key(&rf.run.task_id) {
+        bail!(
+            "run {} answers task {} which is not in release {}",
+            rf.path.display(),
+            rf.run.task_id,
+            release_root.display()
+        );
+    }
+    Ok(())
+}
+
+/// What became of one file of a deterministic scoring batch.
+enum Scored {
+    /// Not a run record (another JSON file of the runs directory).
+    NotRun,
+    /// A run whose record is already in the output; the run is kept (see
+    /// [`slim_run`]) only for the comparison with published scores.
+    Done(Option<RunFile>),
+    /// A run scored now: its record (see [`slim_record`]), the record's
+    /// JSONL line, and the run when kept.
+    New(EvaluationRecord, String, Option<RunFile>),
+}
+
+/// Scores the runs under `--runs` with the deterministic judge, streaming:
+/// each batch of [`DETERMINISTIC_BATCH`] files is read, parsed and scored
+/// on all cores (each run on the thread that parsed it), its new records
+/// are written in path order, and its runs are freed before the next
+/// batch is read. Peak memory then holds one batch of runs instead of the
+/// whole release (issue #30 item 3), and a killed run loses at most the
+/// batch in flight. A file that fails to read, or a run of a task the
+/// release does not hold, stops scoring with an error naming the file;
+/// the records of the batches before it stay written and a rerun resumes
+/// from them. Returns the runs, slimmed, when the comparison with
+/// published scores needs them.
+fn score_deterministic(
+    args: &ScoreArgs,
+    tasks: &BTreeMap<String, TaskContext>,
+    references: &BTreeMap<String, Vec<String>>,
+    reading: UnitReading,
+    done: &BTreeSet<(String, String)>,
+    writer: &mut RecordWriter,
+    records: &mut Vec<EvaluationRecord>,
+) -> anyhow::Result<Vec<RunFile>> {
+    let paths = run_paths(&args.runs)
+        .with_context(|| format!("reading runs under {}", args.runs.display()))?;
+    let keep_runs = args.compare_published || args.compare_json.is_some();
+    let scorer = AnswerUnitsScorer { reading };
+    // One scoring context per task, built by the first run that needs it:
+    // it keeps the question's prepared lookups, and the task's side of the
+    // rubric approximation, across every run of the task.
+    let contexts: BTreeMap<&str, OnceLock<(ScoringContext, PreparedRubric)>> = tasks
+        .keys()
+        .map(|id| (id.as_str(), OnceLock::new()))
+        .collect();
+    let score_file = |path: &PathBuf| -> anyhow::Result<Scored> {
+        let Some(rf) = read_run(path.clone())
+            .with_context(|| format!("reading runs under {}", args.runs.display()))?
+        else {
+            return Ok(Scored::NotRun);
+        };
+        known_task(tasks, &rf, &args.release_root)?;
+        let keep = |rf: RunFile| keep_runs.then(|| slim_run(rf));
+        if done.contains(&(rf.run.task_id.clone(), rf.run.system.clone())) {
+            return Ok(Scored::Done(keep(rf)));
+        }
+        let task = &tasks[&rf.run.task_id];
+        let (context, rubric) = contexts[task.task_id.as_str()]
+            .get_or_init(|| (scoring_context(task), PreparedRubric::new(task)));
+        // One scoring of the answer serves the record and its claim ledger.
+        let task_score = (rf.run.run_status != RunStatus::Error)
+            .then(|| score_task(&task.primary_gt, &rf.run.final_answer, context));
+        let claims = task_score
+            .as_ref()
+            .map(|score| claims_of(task, references, &rf.run, reading, score));
+        let mut record = evaluate_deterministic_prepared(task, rubric, &rf.run, || {
+            task_score.map_or_else(
+                || scorer.score_units(task, &rf.run.final_answer),
+                |score| scorer.outcome(score),
+            )
+        });
+        record.claims = claims.unwrap_or_default();
+        // Serialised on the thread that scored it; the batch's lines are
+        // written in one call.
+        let line = record_line(&record)?;
+        Ok(Scored::New(slim_record(record), line, keep(rf)))
+    };
+    let (mut found, mut already) = (0usize, 0usize);
+    let mut kept: Vec<RunFile> = Vec::new();
+    for batch in paths.chunks(DETERMINISTIC_BATCH) {
+        let scored: Vec<anyhow::Result<Scored>> = batch.par_iter().map(score_file).collect();
+        let mut lines = String::new();
+        // In path order: the first bad file of the batch is the one named.
+        for outcome in scored {
+            let (run, line) = match outcome? {
+                Scored::NotRun => continue,
+                Scored::Done(run) => {
+                    already += 1;
+                    (run, None)
+                }
+                Scored::New(record, line, run) => {
+                    records.push(record);
+                    (run, Some(line))
+                }
+            };
+            found += 1;
+            kept.extend(run);
+            lines.extend(line);
+        }
+        writer.write_lines(lines.as_bytes())?;
+    }
+    tracing::debug!(runs = found, "score: runs read, scored and written");
+    eprintln!(
+        "score: {found} runs found, {already} already in {}, {} scored with judge {}",
+        args.out.display(),
+        found - already,
+        args.judge
+    );
+    drop_in_background(contexts.into_values().collect::<Vec<_>>());
+    Ok(kept)
+}
+
+/// A run reduced to what the comparison with published scores reads (its
+/// ids and `scores`): the trace and answer are freed on the scoring thread.
+fn slim_run(mut rf: RunFile) -> RunFile {
+    let run = &mut rf.run;
+    run.final_answer = serde_json::Value::Null;
+    run.tool_trace = Vec::new();
+    run.evidence = Vec::new();
+    run.reasoning_summary = Vec::new();
+    run.unsupported_or_unresolved = Vec::new();
+    rf
+}
+
+/// A written record reduced to its ids and scores, which the summary line
+/// and the comparison with published scores read; its ledgers and texts
+/// are freed on the scoring thread.
+fn slim_record(record: EvaluationRecord) -> EvaluationRecord {
+    EvaluationRecord {
+        answer_units: Vec::new(),
+        rubric_ledger: Vec::new(),
+        critical_errors: Vec::new(),
+        missing_elements: Vec::new(),
+        unsupported_claims: Vec::new(),
+        rationale: String::new(),
+        claims: Vec::new(),
+        ..record
+    }
 }
 
 /// Drops `value` on another thread: freeing the many small allocations of
