@@ -240,6 +240,25 @@ pub fn score_task(gt: &Value, answer: &Value, ctx: &ScoringContext) -> TaskScore
     }
 }
 
+/// Whether `inner` is a run of whole `_`-separated words of `outer`:
+/// `_{inner}_` is a substring of `_{outer}_` (`peak_c` in `peak_c_local`),
+/// tested without building either string.
+fn holds_words(outer: &str, inner: &str) -> bool {
+    let (o, n) = (outer.as_bytes(), inner.len());
+    // Every occurrence, overlapping ones too (`b_b` in `cb_b_b` is whole
+    // words only at its second occurrence).
+    let finder = memchr::memmem::Finder::new(inner.as_bytes());
+    let mut from = 0;
+    while let Some(p) = o.get(from..).and_then(|rest| finder.find(rest)) {
+        let at = from + p;
+        if (at == 0 || o[at - 1] == b'_') && (at + n == o.len() || o[at + n] == b'_') {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
 /// Every normalised key of a JSON value, at any depth.
 fn collect_keys(value: &Value, out: &mut std::collections::HashSet<String>) {
     match value {
@@ -604,15 +623,11 @@ impl<'a> Scorer<'a> {
         // Last resort: a key in the current scope that contains the ground
         // truth's key as whole words, or is contained in it
         // (`index_value` ↔ `value` under `physical_index`, `peak_c` ↔ `peak_c_local`).
-        let padded = format!("_{key}_");
         let mut out = Vec::new();
         for &r in scope {
             for i in r + 1..self.nodes[r].end {
                 if let Some(k) = self.nodes[i].key.as_deref() {
-                    if k.len() >= 4
-                        && (format!("_{k}_").contains(&padded)
-                            || padded.contains(&format!("_{k}_")))
-                    {
+                    if k.len() >= 4 && (holds_words(k, key) || holds_words(key, k)) {
                         out.push(i);
                     }
                 }
@@ -1137,5 +1152,47 @@ fn sorted_unique(mut out: Vec<usize>) -> Vec<usize> {
 fn push_unique(out: &mut Vec<usize>, i: usize) {
     if !out.contains(&i) {
         out.push(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::holds_words;
+
+    /// The definition `holds_words` replaces: `_{inner}_` within `_{outer}_`.
+    fn by_padding(outer: &str, inner: &str) -> bool {
+        format!("_{outer}_").contains(&format!("_{inner}_"))
+    }
+
+    #[test]
+    fn holds_words_is_padded_containment() {
+        let words = ["a", "b", "_", "ab", "b_b", "peak", "c", "local", "__"];
+        // Every string of up to three of the pieces, against every other.
+        let mut strings: Vec<String> = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = strings
+                .iter()
+                .flat_map(|s| words.iter().map(move |w| format!("{s}{w}")))
+                .collect();
+            strings.extend(longer);
+        }
+        strings.sort();
+        strings.dedup();
+        let mut agreed = 0usize;
+        for outer in &strings {
+            for inner in strings.iter().filter(|s| !s.is_empty()) {
+                assert_eq!(
+                    holds_words(outer, inner),
+                    by_padding(outer, inner),
+                    "outer {outer:?}, inner {inner:?}"
+                );
+                agreed += 1;
+            }
+        }
+        assert!(agreed > 100_000, "{agreed} pairs compared");
+        // The overlapping case a non-overlapping search would miss.
+        assert!(holds_words("cb_b_b", "b_b"));
+        assert!(holds_words("peak_c_local", "peak_c"));
+        assert!(!holds_words("peak_cx", "peak_c"));
     }
 }
