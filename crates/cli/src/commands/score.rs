@@ -3,18 +3,17 @@
 
 use anyhow::{bail, Context};
 use earthverse_answer_units::score_task;
+use earthverse_answer_units::ScoringContext;
 use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
 };
 use earthverse_rubric_judge::{
     compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks,
-    read_records, read_run, record_line, run_paths, Agreement, AnswerUnitsScorer,
-    EvaluationRecord, Judge, JudgeCache, LlmJudge, PreparedRubric, RecordWriter, RunFile,
-    UnitReading, UnitScorer,
+    read_records, read_run, record_line, run_paths, Agreement, AnswerUnitsScorer, EvaluationRecord,
+    Judge, JudgeCache, LlmJudge, PreparedRubric, RecordWriter, RunFile, UnitReading, UnitScorer,
 };
 use earthverse_rubric_judge::{scoring_context, RunContext, RunStatus, TaskContext};
 use rayon::prelude::*;
-use earthverse_answer_units::ScoringContext;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -337,7 +336,7 @@ enum Scored {
     Done(Option<RunFile>),
     /// A run scored now: its record (see [`slim_record`]), the record's
     /// JSONL line, and the run when kept.
-    New(EvaluationRecord, String, Option<RunFile>),
+    New(Box<EvaluationRecord>, String, Option<RunFile>),
 }
 
 /// Scores the runs under `--runs` with the deterministic judge, streaming:
@@ -401,7 +400,7 @@ fn score_deterministic(
         // Serialised on the thread that scored it; the batch's lines are
         // written in one call.
         let line = record_line(&record)?;
-        Ok(Scored::New(slim_record(record), line, keep(rf)))
+        Ok(Scored::New(Box::new(slim_record(record)), line, keep(rf)))
     };
     let (mut found, mut already) = (0usize, 0usize);
     let mut kept: Vec<RunFile> = Vec::new();
@@ -417,7 +416,7 @@ fn score_deterministic(
                     (run, None)
                 }
                 Scored::New(record, line, run) => {
-                    records.push(record);
+                    records.push(*record);
                     (run, Some(line))
                 }
             };
