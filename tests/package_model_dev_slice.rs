@@ -107,7 +107,8 @@ fn tasks_and_runs_round_trip_losslessly() {
     for system in std::fs::read_dir(root.join("exploration/trajectories")).unwrap() {
         for entry in std::fs::read_dir(system.unwrap().path()).unwrap() {
             let path = entry.unwrap().path();
-            let original: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            let original: Value = serde_json::from_slice(&bytes).unwrap();
             let run: RecordedRun = serde_json::from_value(original.clone()).unwrap();
             assert_eq!(
                 serde_json::to_value(&run).unwrap(),
@@ -115,6 +116,9 @@ fn tasks_and_runs_round_trip_losslessly() {
                 "{}",
                 path.display()
             );
+            // Read from the bytes (borrowed keys), the same run.
+            let from_bytes: RecordedRun = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!(from_bytes, run, "{}", path.display());
             runs += 1;
         }
     }
