@@ -84,11 +84,16 @@ fn a_cut_short_score_resumes_without_losing_or_repeating_records() {
     resumed_keys.sort();
     resumed_keys.dedup();
     assert_eq!(resumed_keys.len(), all.len(), "a record is repeated");
-    // Every record is the one a fresh run gives.
+    // Every record is the one a fresh run gives, byte for byte: the kept
+    // records are written again as they were read.
     for record in &resumed {
         let fresh = all.iter().find(|r| key(r) == key(record)).unwrap();
         assert_eq!(record, fresh);
     }
+    assert_eq!(
+        std::fs::read_to_string(&cut).unwrap(),
+        std::fs::read_to_string(&full).unwrap()
+    );
 }
 
 /// A runs directory of `copies` × the fixture runs, each copy under its own

@@ -66,10 +66,19 @@ pub struct AnswerUnitEntry {
     /// or the judge's own name for it.
     pub unit: String,
     /// Expected value from the ground truth, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "present_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub expected: Option<Value>,
-    /// What the answer gave, when found.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// What the answer gave, when found (`null` when the answer gave
+    /// `null`; absent when nothing was found).
+    #[serde(
+        default,
+        deserialize_with = "present_value",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub found: Option<Value>,
     /// Whether the unit is satisfied.
     pub satisfied: bool,
@@ -83,6 +92,13 @@ pub struct AnswerUnitEntry {
 
 fn default_true() -> bool {
     true
+}
+
+/// A field that is present holds a value, `null` included: `"found": null`
+/// (the answer gave `null`) reads back as `Some(Null)`, not as absent, so a
+/// record read and written again (resuming a score file) keeps its bytes.
+fn present_value<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// One rubric criterion of the ledger: points earned of the criterion's
@@ -297,5 +313,32 @@ impl EvaluationRecord {
             judge_input_sha256: String::new(),
             claims: Vec::new(),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::AnswerUnitEntry;
+
+    /// An entry read from its JSON and written again keeps its bytes: a
+    /// `null` the answer gave stays `null`, an absent value stays absent.
+    #[test]
+    fn answer_unit_entries_keep_their_bytes_through_a_round_trip() {
+        for line in [
+            r#"{"unit":"a","expected":250.0,"found":null,"satisfied":false,"counted":false,"note":"aligned value differs"}"#,
+            r#"{"unit":"b","expected":null,"found":"x","satisfied":false,"counted":true}"#,
+            r#"{"unit":"c","expected":1,"satisfied":false,"counted":true,"note":"missing"}"#,
+            r#"{"unit":"d","satisfied":true,"counted":true}"#,
+        ] {
+            let entry: AnswerUnitEntry = serde_json::from_str(line).unwrap();
+            assert_eq!(serde_json::to_string(&entry).unwrap(), line);
+        }
+        let given_null: AnswerUnitEntry =
+            serde_json::from_str(r#"{"unit":"a","found":null,"satisfied":false}"#).unwrap();
+        assert_eq!(given_null.found, Some(serde_json::Value::Null));
+        let absent: AnswerUnitEntry =
+            serde_json::from_str(r#"{"unit":"a","satisfied":false}"#).unwrap();
+        assert_eq!(absent.found, None);
     }
 }
