@@ -13,18 +13,7 @@ fn fixtures() -> PathBuf {
 }
 
 fn score(out: &Path, restart: bool) -> std::process::Output {
-    let release = fixtures();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_earthverse"));
-    cmd.arg("score")
-        .arg(&release)
-        .arg("--runs")
-        .arg(release.join("exploration/trajectories"))
-        .arg("--out")
-        .arg(out);
-    if restart {
-        cmd.arg("--restart");
-    }
-    let output = cmd.output().expect("earthverse runs");
+    let output = score_dir(&fixtures().join("exploration/trajectories"), out, restart);
     assert!(
         output.status.success(),
         "{}",

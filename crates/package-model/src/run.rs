@@ -155,16 +155,17 @@ enum ToolCallKey {
 }
 
 impl ToolCallKey {
-    fn of(name: &str) -> Self {
-        match name {
+    /// The modelled field `name` is, if any.
+    fn modelled(name: &str) -> Option<Self> {
+        Some(match name {
             "step" => Self::Step,
             "tool" => Self::Tool,
             "ok" => Self::Ok,
             "reason" => Self::Reason,
             "args" => Self::Args,
             "output" => Self::Output,
-            other => Self::Other(other.to_owned()),
-        }
+            _ => return None,
+        })
     }
 }
 
@@ -177,13 +178,11 @@ impl<'de> Deserialize<'de> for ToolCallKey {
                 f.write_str("a field name")
             }
             fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<ToolCallKey, E> {
-                Ok(ToolCallKey::of(name))
+                Ok(ToolCallKey::modelled(name)
+                    .unwrap_or_else(|| ToolCallKey::Other(name.to_owned())))
             }
             fn visit_string<E: serde::de::Error>(self, name: String) -> Result<ToolCallKey, E> {
-                Ok(match ToolCallKey::of(&name) {
-                    ToolCallKey::Other(_) => ToolCallKey::Other(name),
-                    known => known,
-                })
+                Ok(ToolCallKey::modelled(&name).unwrap_or(ToolCallKey::Other(name)))
             }
         }
         deserializer.deserialize_identifier(KeyVisitor)
