@@ -80,3 +80,68 @@ fn every_dev_slice_oracle_is_answer_free() {
         );
     }
 }
+
+/// Issue #45: the planning oracle gives analytical moves only, and the
+/// relevant-file oracle localises. Yardstick: the files each task's
+/// reference analysis opens in its audited run (cached per release in the
+/// test target folder, so the perturbation test reuses the audit).
+#[test]
+fn the_plan_never_localises_and_the_relevant_files_match_what_the_analysis_opens() {
+    use earthverse_interventions::{localisation_leaks, ReferenceReads};
+    let release = Release::load(&dev_slice()).unwrap();
+    let python = std::env::var_os(earthverse_package_model::regenerate::PYTHON_ENV_VAR)
+        .map(std::path::PathBuf::from)
+        .expect("EARTHVERSE_PYTHON: `export EARTHVERSE_PYTHON=\"$(scripts/python-env.sh)\"`");
+    let reads = ReferenceReads::load_or_audit(
+        &release,
+        Some(&python),
+        Some(std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))),
+    )
+    .unwrap();
+    let tools = Registry::with_research_tools(ResearchToolsConfig::default()).definitions();
+    let (mut plans, mut named) = (0, Vec::new());
+    let (mut shown, mut right, mut opened) = (0usize, 0usize, 0usize);
+    for task in release.tasks() {
+        let audited = reads.of(task);
+        let files: Vec<&str> = audited.paths();
+        if let Ok(plan) = oracle(task, OracleKind::Plan, &tools) {
+            plans += 1;
+            let lower = plan.text.to_lowercase();
+            for f in &files {
+                let name = f.rsplit('/').next().unwrap();
+                let stem = name.split('.').next().unwrap();
+                if [*f, name, stem]
+                    .iter()
+                    .any(|t| t.len() >= 6 && lower.contains(&t.to_lowercase()))
+                {
+                    named.push(format!("{}: {f}", task.task_id));
+                }
+            }
+            let leaks = localisation_leaks(&plan.text, task, &[]);
+            assert!(
+                leaks.is_empty(),
+                "{}: {leaks:?}\n{}",
+                task.task_id,
+                plan.text
+            );
+        }
+        if let Ok(o) = oracle(task, OracleKind::RelevantFiles, &tools) {
+            shown += o.files.len();
+            right += o
+                .files
+                .iter()
+                .filter(|f| files.contains(&f.as_str()))
+                .count();
+            opened += files.len();
+        }
+    }
+    assert_eq!(plans, release.tasks().len(), "every task gets a plan");
+    assert!(named.is_empty(), "plans naming opened files: {named:?}");
+    let precision = right as f64 / shown as f64;
+    let recall = right as f64 / opened as f64;
+    eprintln!("relevant-file oracle vs audited files: precision {precision:.3}, recall {recall:.3} ({right} of {shown} shown, {opened} opened)");
+    assert!(
+        precision >= 0.95 && recall >= 0.95,
+        "precision {precision:.3}, recall {recall:.3}"
+    );
+}

@@ -3,10 +3,11 @@
 //! and the model answers in one call with no tools.
 //!
 //! - **compressed direct** (`compressed-direct`): a bounded evidence
-//!   summary. Every package file in path order gets one entry: tables and
-//!   JSON through `summarize_table_or_json`, text documents through the
-//!   head of `read_text_file`, other files (images, rasters, archives) as
-//!   one inventory line; each entry capped at
+//!   summary. Every package file in path order gets one entry, by what its
+//!   bytes are (sniffed as the tools do, never by suffix: a `.bin` holding
+//!   HTML is text): tables and JSON through `summarize_table_or_json`, text
+//!   documents through the head of `read_text_file`, other files (images,
+//!   rasters, archives) as one inventory line; each entry capped at
 //!   [`DirectSettings::per_file_chars`], the whole at
 //!   [`DirectSettings::budget_chars`].
 //! - **all-text direct** (`all-text-direct`): every readable file's text
@@ -26,6 +27,7 @@ use crate::settings::ControllerSettings;
 use crate::toolbox::ToolBox;
 use earthverse_model_provider::{ChatModel, ChatRequest, Message};
 use earthverse_package_model::evidence::list_package_files;
+use earthverse_package_model::{sniff_file, FileKind};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
@@ -106,10 +108,11 @@ pub struct Serialisation {
     pub input: DirectInput,
 }
 
-const TABLE_SUFFIXES: [&str; 5] = ["csv", "tsv", "json", "geojson", "jsonl"];
-const TEXT_SUFFIXES: [&str; 9] = [
-    "md", "txt", "html", "htm", "xml", "pdf", "rst", "log", "kml",
-];
+/// Kinds the compressed serialisation summarises as tables (JSON, CSV,
+/// Parquet); other textual kinds are read as text.
+fn is_table(kind: FileKind) -> bool {
+    matches!(kind, FileKind::Json | FileKind::Csv | FileKind::Parquet)
+}
 
 fn suffix(path: &str) -> String {
     std::path::Path::new(path)
@@ -151,58 +154,73 @@ pub async fn serialise(
             continue;
         }
         let kind = suffix(&path);
+        // What the bytes are, as the tools judge them (a `.bin` holding
+        // HTML or JSON is text; suffixes are never trusted).
+        let sniffed = sniff_file(&task.package_root.join(&path)).ok();
         let header = format!(
             "### FILE: {} ({} bytes)\n",
             ctx.release_path(&path),
             file.bytes
         );
-        let call = match settings.mode {
-            DirectMode::Compressed if TABLE_SUFFIXES.contains(&kind.as_str()) => {
-                Some(("summarize_table_or_json", json!({"path": path})))
-            }
-            DirectMode::Compressed if TEXT_SUFFIXES.contains(&kind.as_str()) => Some((
-                "read_text_file",
-                json!({"path": path, "max_chars": settings.per_file_chars}),
-            )),
-            DirectMode::Compressed => None,
-            DirectMode::AllText => Some((
-                "read_text_file",
-                json!({"path": path, "max_chars": remaining.min(settings.per_file_chars)}),
-            )),
+        let max_chars = match settings.mode {
+            DirectMode::Compressed => settings.per_file_chars,
+            DirectMode::AllText => remaining.min(settings.per_file_chars),
         };
-        let body = match call {
-            None => {
-                // An inventory line: the model knows the file exists.
-                let entry = format!("{header}(not serialised: .{kind} file)\n\n");
-                if entry.chars().count() <= remaining {
-                    used += entry.chars().count();
-                    text.push_str(&entry);
-                }
-                input.omitted.push(OmittedFile {
-                    path,
-                    reason: format!("not text (.{kind})"),
-                });
+        let read_text = (
+            "read_text_file",
+            json!({"path": path, "max_chars": max_chars}),
+        );
+        // The tools to try, in order; the first that reads the file wins (a
+        // JSON document in a `.bin` is no table to `summarize_table_or_json`,
+        // which keeps the reference's suffix rule, but `read_text_file`
+        // reads it by content).
+        let calls: Vec<(&str, serde_json::Value)> = match settings.mode {
+            DirectMode::Compressed if sniffed.is_some_and(is_table) => vec![
+                ("summarize_table_or_json", json!({"path": path})),
+                read_text,
+            ],
+            DirectMode::Compressed if sniffed.is_some_and(FileKind::is_textual) => vec![read_text],
+            DirectMode::Compressed => Vec::new(),
+            DirectMode::AllText => vec![read_text],
+        };
+        if calls.is_empty() {
+            // An inventory line: the model knows the file exists.
+            let entry = format!("{header}(not serialised: .{kind} file)\n\n");
+            if entry.chars().count() <= remaining {
+                used += entry.chars().count();
+                text.push_str(&entry);
+            }
+            input.omitted.push(OmittedFile {
+                path,
+                reason: format!("not text (.{kind})"),
+            });
+            continue;
+        }
+        let mut body = None;
+        let mut refusals = Vec::new();
+        for (tool, args) in calls {
+            let outcome = tools.call(&ctx, tool, args).await;
+            if !outcome.envelope.ok {
+                let why = tools.render_output_text(&outcome.envelope.output);
+                refusals.push(format!("{tool} refused: {}", cap(&why, 200)));
                 continue;
             }
-            Some((tool, args)) => {
-                let outcome = tools.call(&ctx, tool, args).await;
-                if !outcome.envelope.ok {
-                    let why = tools.render_output_text(&outcome.envelope.output);
-                    input.omitted.push(OmittedFile {
-                        path,
-                        reason: format!("{tool} refused: {}", cap(&why, 200)),
-                    });
-                    continue;
-                }
-                match (tool, &outcome.envelope.output) {
-                    ("read_text_file", v) => v
-                        .get("text")
-                        .and_then(|t| t.as_str())
-                        .map(str::to_string)
-                        .unwrap_or_else(|| tools.render_output_text(v)),
-                    (_, v) => tools.render_output_text(v),
-                }
-            }
+            body = Some(match (tool, &outcome.envelope.output) {
+                ("read_text_file", v) => v
+                    .get("text")
+                    .and_then(|t| t.as_str())
+                    .map(str::to_string)
+                    .unwrap_or_else(|| tools.render_output_text(v)),
+                (_, v) => tools.render_output_text(v),
+            });
+            break;
+        }
+        let Some(body) = body else {
+            input.omitted.push(OmittedFile {
+                path,
+                reason: refusals.join("; "),
+            });
+            continue;
         };
         let room = remaining
             .saturating_sub(header.chars().count() + 2)

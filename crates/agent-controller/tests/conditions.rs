@@ -574,3 +574,39 @@ async fn cue_routed_meteorology_offers_at_most_three_routed_on_task_and_package_
         "tasks with different cues get different operations: {subsets:?}"
     );
 }
+
+/// Issue #45 item 5: the compressed serialisation judges a file by its
+/// bytes, as the tools do: FIX-001's event anchor is a `.bin` holding JSON,
+/// and it is summarised like any JSON document, not listed as "not text".
+#[tokio::test]
+async fn compressed_direct_sniffs_a_bin_file_holding_json_as_a_table() {
+    const ANCHOR: &str = "data/event_reports/event_reports_001_Locked_event_anchor.bin";
+    let release = fixture_release();
+    let scratch = tempfile::tempdir().unwrap();
+    let input = task(&release, "FIX-001_Q1", scratch.path());
+    let bytes = std::fs::read(input.package_root.join(ANCHOR)).unwrap();
+    assert_eq!(
+        earthverse_package_model::sniff_bytes(&bytes),
+        earthverse_package_model::FileKind::Json
+    );
+    let tools: Arc<dyn ToolBox> = registry();
+    let serialised = earthverse_agent_controller::direct::serialise(
+        tools.as_ref(),
+        &input,
+        &earthverse_agent_controller::direct::DirectSettings::compressed(),
+    )
+    .await;
+    assert!(
+        serialised.input.files.iter().any(|f| f == ANCHOR),
+        "injected: {:?}; omitted: {:?}",
+        serialised.input.files,
+        serialised.input.omitted
+    );
+    // Its content is in the text, not an inventory line.
+    assert!(
+        serialised.text.contains("temporal_window"),
+        "{}",
+        serialised.text
+    );
+    assert!(!serialised.text.contains("(not serialised: .bin file)"));
+}

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """compute_gt.py adapted by `earthverse perturb --kind unit-change` (App. A.3.3).
 
-One series of this event's package was converted to a physically equivalent
-unit (see the event's perturbations/<event>.json). The ground truth stays in
+One series (or one value whose key names its unit) of this task's package
+was converted to a physically equivalent unit (see the task's
+perturbations/<task_id>.json). The ground truth stays in
 the question's units, so this prelude converts the series back when the
 original program decodes the changed document with Python's json module,
 then runs the original program, verbatim, in this module.
@@ -19,9 +20,53 @@ def _earthverse_is_number(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def _earthverse_restore(values, c):
+    integers = set(c["integer_positions"])
+    restored = []
+    for i, x in enumerate(values):
+        if _earthverse_is_number(x):
+            y = round((x - c["offset"]) / c["factor"], c["decimals"])
+            restored.append(int(round(y)) if i in integers else y)
+        else:
+            restored.append(x)
+    return restored
+
+
+def _earthverse_matches(values, c):
+    if len(values) != c["length"]:
+        return False
+    total = sum(x for x in values if _earthverse_is_number(x))
+    return abs(total - c["converted_sum"]) <= 1e-6 * max(1.0, abs(c["converted_sum"]))
+
+
+def _earthverse_revert_key(document, c):
+    """A unit written in a key's name: the renamed key converted back, in place."""
+    holder = document
+    for part in [p for p in c["block"].split(".") if p]:
+        if not isinstance(holder, dict) or part not in holder:
+            return document
+        holder = holder[part]
+    new = c["renamed_to"]
+    if not isinstance(holder, dict) or new not in holder or c["variable"] in holder:
+        return document
+    value = holder[new]
+    values = value if isinstance(value, list) else [value]
+    if not _earthverse_matches(values, c):
+        return document
+    restored = _earthverse_restore(values, c)
+    restored = restored if isinstance(value, list) else restored[0]
+    items = [(k, v) for k, v in holder.items() if k != new]
+    items.insert(min(c["key_position"], len(items)), (c["variable"], restored))
+    holder.clear()
+    holder.update(items)
+    return document
+
+
 def _earthverse_revert(document):
     """The changed document with its series converted back; anything else unchanged."""
     c = _EARTHVERSE_CHANGE
+    if c.get("renamed_to"):
+        return _earthverse_revert_key(document, c)
     if not isinstance(document, dict):
         return document
     units = document.get(c["block"] + "_units")
@@ -31,20 +76,9 @@ def _earthverse_revert(document):
     series = block.get(c["variable"])
     if units.get(c["variable"]) != c["to"] or not isinstance(series, list):
         return document
-    if len(series) != c["length"]:
+    if not _earthverse_matches(series, c):
         return document
-    total = sum(x for x in series if _earthverse_is_number(x))
-    if abs(total - c["converted_sum"]) > 1e-6 * max(1.0, abs(c["converted_sum"])):
-        return document
-    integers = set(c["integer_positions"])
-    restored = []
-    for i, x in enumerate(series):
-        if _earthverse_is_number(x):
-            y = round((x - c["offset"]) / c["factor"], c["decimals"])
-            restored.append(int(round(y)) if i in integers else y)
-        else:
-            restored.append(x)
-    block[c["variable"]] = restored
+    block[c["variable"]] = _earthverse_restore(series, c)
     units[c["variable"]] = c["from"]
     return document
 

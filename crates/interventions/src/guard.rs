@@ -191,6 +191,95 @@ pub fn guard(text: &str, task: &Task) -> Vec<Leak> {
     leaks
 }
 
+/// A localising term found in a text: something that tells an agent
+/// *where* the evidence is rather than *what to do* with it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Localisation {
+    /// What kind of term: `file`, `folder`, `source` or `quantity`.
+    pub kind: String,
+    /// The term as the task's data gives it.
+    pub term: String,
+}
+
+/// The localising terms of `task` (App. A.3.1: the planning oracle gives
+/// analytical moves and must not localise): every inventory path, file
+/// name and file stem; every folder (category) name, with `_` or as words;
+/// every source and layer name, and the product-like tokens of file names
+/// (a word of three or more characters holding a capital letter, a digit
+/// or a hyphen: `Open-Meteo`, `ERA5-Land`, `GDACS`); and every compound
+/// quantity key the evidence-map oracle names (`peak_tmax_c`, and
+/// `peak tmax c`). Plain single words (`window`, `sources`) are ordinary
+/// language and not listed.
+pub fn localising_terms(task: &Task, quantity_keys: &[String]) -> Vec<Localisation> {
+    let mut out: Vec<Localisation> = Vec::new();
+    let mut push = |kind: &str, term: &str| {
+        let term = term.trim();
+        if term.chars().count() >= 3 && !out.iter().any(|l| l.term.eq_ignore_ascii_case(term)) {
+            out.push(Localisation {
+                kind: kind.into(),
+                term: term.to_string(),
+            });
+        }
+    };
+    for record in &task.event_files {
+        let path = record.relative_path.as_str();
+        push("file", path);
+        let name = path.rsplit('/').next().unwrap_or(path);
+        push("file", name);
+        let stem = name.split('.').next().unwrap_or(name);
+        if stem.len() >= 6 {
+            push("file", stem);
+        }
+        for folder in path.split('/').rev().skip(1).filter(|f| *f != "data") {
+            push("folder", folder);
+            push("folder", &folder.replace('_', " "));
+        }
+        for token in stem.split(['_', ' ']) {
+            let product_like = token.chars().any(|c| c.is_ascii_uppercase())
+                || token.chars().any(|c| c.is_ascii_digit())
+                || token.contains('-');
+            let only_digits = token.chars().all(|c| c.is_ascii_digit() || c == '-');
+            if product_like && !only_digits && token.len() >= 3 {
+                push("source", token);
+            }
+        }
+        for name in [record.source_name.as_deref(), record.layer_name.as_deref()]
+            .into_iter()
+            .flatten()
+        {
+            push("source", name);
+        }
+        if let Some(category) = record.category.as_deref() {
+            push("folder", category);
+            push("folder", &category.replace('_', " "));
+        }
+    }
+    for key in quantity_keys {
+        if key.contains('_') || key.chars().any(|c| c.is_ascii_digit()) {
+            push("quantity", key);
+            push("quantity", &key.replace('_', " "));
+        }
+    }
+    out
+}
+
+/// The localising terms of `task` that `text` states (case-insensitive,
+/// whole words). A source or quantity name the public question itself
+/// states is not counted; a file or folder name always is.
+pub fn localisation_leaks(text: &str, task: &Task, quantity_keys: &[String]) -> Vec<Localisation> {
+    let lower = text.to_lowercase();
+    let question = task.question.to_lowercase();
+    localising_terms(task, quantity_keys)
+        .into_iter()
+        .filter(|l| {
+            let needle = l.term.to_lowercase();
+            word_bounded(&lower, &needle).is_some()
+                && (matches!(l.kind.as_str(), "file" | "folder")
+                    || word_bounded(&question, &needle).is_none())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

@@ -25,13 +25,19 @@
 //! what it dropped; the text it returns has passed the guard.
 #![deny(missing_docs)]
 
+pub mod check;
 mod guard;
 mod oracle;
 pub mod perturb;
+pub mod reads;
 
-pub use guard::{ground_truth_values, guard, Leak};
-pub use oracle::{oracle, Oracle, OracleError, OracleKind};
-pub use perturb::{
-    adapted_compute_gt, perturb_release, EventPerturbation, PerturbError, PerturbationKind,
-    UnitChange,
+pub use check::{check_perturbed, CheckError, KindCheck, TaskCheck};
+pub use guard::{
+    ground_truth_values, guard, localisation_leaks, localising_terms, Leak, Localisation,
 };
+pub use oracle::{oracle, oracle_with_reads, Oracle, OracleError, OracleKind};
+pub use perturb::{
+    adapted_compute_gt, perturb_release, perturb_release_with, PerturbError, PerturbationKind,
+    Target, TaskPerturbation, UnitChange,
+};
+pub use reads::{ReadsError, ReadsMethod, ReferenceReads, TaskReads};

@@ -1,6 +1,7 @@
 //! The four answer-free oracles of App. A.3.1.
 
-use crate::guard::{guard, Leak};
+use crate::guard::{guard, localisation_leaks, Leak};
+use crate::reads::{ReadsMethod, TaskReads};
 use earthverse_evidence_ledger::reference_files;
 use earthverse_package_model::{FileRecord, Task};
 use earthverse_tool_registry::catalogue::{Bm25Router, ToolRouter};
@@ -245,6 +246,133 @@ fn keep_safe(task: &Task, lines: Vec<String>, withheld: &mut Vec<String>) -> Vec
         .collect()
 }
 
+/// The analytical moves of a task, in the order an analysis takes them:
+/// scope, sources, extraction, computation, checks, answer. Each move is a
+/// generic sentence chosen by what the reference program does (the calls
+/// and constructs it uses), plus the task's rubric criterion names as the
+/// points the answer must cover; nothing names a file, folder, product,
+/// source or quantity key (the caller drops any line that would, and any
+/// that states a ground-truth value).
+pub(crate) fn plan_steps(task: &Task, files_used: usize) -> Vec<String> {
+    let program = task.compute_gt_py.as_deref().unwrap_or("");
+    let has = |needles: &[&str]| needles.iter().any(|n| program.contains(n));
+    let mut steps = Vec::new();
+    if has(&[
+        "fromisoformat",
+        "strptime",
+        "datetime",
+        "date(",
+        "to_datetime",
+        "start_date",
+    ]) {
+        steps.push(
+            "Fix the event's official time window (inclusive ends) and restrict every series \
+             and record to it before computing."
+                .to_string(),
+        );
+    }
+    if files_used >= 2 || has(&["reject", "alternative", "candidate", "select"]) {
+        steps.push(
+            "List the candidate sources for each required quantity, check which can actually \
+             support the calculation (variables, resolution, coverage), use those and say why \
+             the others are rejected."
+                .to_string(),
+        );
+    }
+    if has(&[
+        "re.search",
+        "re.findall",
+        "re.match",
+        "re.compile",
+        "BeautifulSoup",
+        "PdfReader",
+        "extract_text",
+    ]) {
+        steps.push(
+            "Extract the stated figures and their units from the report text, keeping the \
+             sentence each comes from."
+                .to_string(),
+        );
+    }
+    if has(&[
+        "zipfile",
+        "shapefile",
+        "geojson",
+        "\"features\"",
+        "'features'",
+        "Polygon",
+        "bbox",
+    ]) {
+        steps.push(
+            "Read the geometries and attributes, and relate them spatially (inside, overlap, \
+             distance) as the question asks."
+                .to_string(),
+        );
+    }
+    if has(&["Image.open", "PIL", "cv2", "imread"]) {
+        steps.push("Measure the required quantities from the image pixels.".to_string());
+    }
+    let mut computes: Vec<&str> = Vec::new();
+    if has(&["max(", "min(", ".max()", ".min()", "argmax", "argmin"]) {
+        computes.push("the extremes and when or where they occur");
+    }
+    if has(&["sum(", "mean(", ".mean()", "statistics", "/ len("]) {
+        computes.push("sums and means over the window");
+    }
+    if has(&["[index : index +", "[i : i +", "rolling(", "window"]) {
+        computes.push("running multi-day means or totals, picking the extreme window");
+    }
+    if has(&[">= ", "> ", "<= ", "threshold"]) && has(&["for ", "filter", "sum("]) {
+        computes.push("counts of records above or below the stated thresholds");
+    }
+    if has(&["* 100", "*100", "percent", "ratio", "share"]) {
+        computes.push("percentages or ratios between quantities");
+    }
+    if has(&["sorted(", ".sort(", "rank"]) {
+        computes.push("rankings in the order the question asks");
+    }
+    if has(&["radians", "haversine", "sqrt(", "hypot"]) {
+        computes.push("distances or magnitudes from coordinates or components");
+    }
+    if has(&["corr", "polyfit", "linregress", "slope"]) {
+        computes.push("correlations or trends between series");
+    }
+    if !computes.is_empty() {
+        steps.push(format!("Compute {}.", computes.join("; ")));
+    }
+    if has(&[
+        "273.15", "* 3.6", "/ 3.6", "25.4", "0.514", "* 1000", "/ 1000",
+    ]) {
+        steps.push("Convert units so that every source is compared in the same unit.".to_string());
+    }
+    if has(&["round("]) {
+        steps.push(
+            "Round only at the end, to the precision the answer contract asks for.".to_string(),
+        );
+    }
+    steps.push(
+        "Check each value's unit, time window and spatial support against the question, and \
+         reconcile or disclose sources that disagree."
+            .to_string(),
+    );
+    let criteria: Vec<String> = task
+        .ground_truth
+        .rubric
+        .criteria
+        .iter()
+        .map(|c| c.name.trim().to_string())
+        .collect();
+    for name in criteria.iter().filter(|n| !n.is_empty()) {
+        steps.push(format!("Make sure the answer covers: {name}."));
+    }
+    steps.push(
+        "Fill every field of the requested answer structure with package-relative evidence for \
+         each value."
+            .to_string(),
+    );
+    steps
+}
+
 /// The `kind` oracle of `task`. `tools` are the descriptors of the
 /// registry the run offers (for the tool-subset oracle's operations).
 ///
@@ -257,23 +385,47 @@ pub fn oracle(
     kind: OracleKind,
     tools: &[ToolDescriptor],
 ) -> Result<Oracle, OracleError> {
+    oracle_with_reads(task, kind, tools, None)
+}
+
+/// [`oracle`] with the files the task's reference analysis opens, as its
+/// audited run shows them ([`crate::reads::ReferenceReads`]): the
+/// relevant-file and evidence-map oracles name those files (in first-open
+/// order) instead of the files the program's text names. A static reading
+/// (or `None`) keeps the text reading.
+///
+/// # Errors
+/// As [`oracle`].
+pub fn oracle_with_reads(
+    task: &Task,
+    kind: OracleKind,
+    tools: &[ToolDescriptor],
+    reads: Option<&TaskReads>,
+) -> Result<Oracle, OracleError> {
     let texts = task.reference_texts();
     let mut withheld = Vec::new();
-    let references = reference_files(&texts, &task.inventory_paths());
-    if kind == OracleKind::ToolSubset {
-        // The tool classes derive from every reference file; no path is shown.
+    let references: Vec<String> = match reads {
+        Some(r) if r.method != ReadsMethod::Static && !r.files.is_empty() => {
+            r.files.iter().map(|f| f.path.clone()).collect()
+        }
+        _ => reference_files(&texts, &task.inventory_paths()),
+    };
+    if matches!(kind, OracleKind::ToolSubset | OracleKind::Plan) {
+        // The tool classes derive from every reference file and the plan
+        // from the program; neither shows a path.
     } else if references.is_empty() {
         return Err(OracleError::NoReference {
             task_id: task.task_id.clone(),
             kind,
         });
     }
-    let files = if kind == OracleKind::ToolSubset {
+    let files = if matches!(kind, OracleKind::ToolSubset | OracleKind::Plan) {
+        // Neither names a file: the plan localises nothing (App. A.3.1).
         Vec::new()
     } else {
         keep_safe(task, references.clone(), &mut withheld)
     };
-    if files.is_empty() && kind != OracleKind::ToolSubset {
+    if files.is_empty() && !matches!(kind, OracleKind::ToolSubset | OracleKind::Plan) {
         return Err(OracleError::AllFilesWithheld {
             task_id: task.task_id.clone(),
             kind,
@@ -359,30 +511,30 @@ pub fn oracle(
             text
         }
         OracleKind::Plan => {
-            let quantity_names = keep_safe(task, quantities(task), &mut withheld);
-            let mut steps = vec![format!(
-                "Open the files the reference analysis uses: {}.",
-                files.join(", ")
-            )];
-            if !quantity_names.is_empty() {
-                steps.push(format!(
-                    "Derive the intermediate quantities: {}.",
-                    quantity_names.join(", ")
-                ));
-            }
-            steps.push(
-                "Check each value's unit, time window and spatial support against the question, \
-                 and reconcile sources that disagree before using them."
-                    .into(),
-            );
-            steps.push(
-                "Fill every field of the requested answer structure, citing the file each value \
-                 comes from."
-                    .into(),
-            );
+            let steps = plan_steps(task, references.len());
             let steps = keep_safe(task, steps, &mut withheld);
+            let keys = quantities(task);
+            let steps: Vec<String> = steps
+                .into_iter()
+                .filter(|step| {
+                    let found = localisation_leaks(step, task, &keys);
+                    if !found.is_empty() {
+                        withheld.push(format!(
+                            "{} (localises: {})",
+                            step.trim(),
+                            found
+                                .iter()
+                                .map(|l| format!("{} `{}`", l.kind, l.term))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ));
+                    }
+                    found.is_empty()
+                })
+                .collect();
             format!(
-                "Planning oracle: a short plan that states no answer.\n{}",
+                "Planning oracle: the analytical moves of this task, in the order to take them \
+                 (first to last). It names no file, source or answer.\n{}",
                 bullet(&steps)
             )
         }

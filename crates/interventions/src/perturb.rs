@@ -4,22 +4,44 @@
 //! long text truncated, units changed with physical equivalence, or a
 //! secondary source made inconsistent.
 //!
+//! **Every perturbation targets the evidence of the task it is applied
+//! to**: the files (and for a unit change, the variable) that the task's
+//! own reference analysis reads, as its `compute_gt.py` shows when run
+//! under an audit hook ([`crate::reads::ReferenceReads`]):
+//! - missing: a file the analysis opens *and needs* (denied, the program
+//!   fails or changes its answer), never one it only consults or rejects;
+//! - truncated: a long text file (2,000 characters or more) the analysis
+//!   opens, cut inside the part it reads (before the middle of the keys it
+//!   looks up, or of the program's quoted strings found in the text);
+//! - unit change: a unit-labelled series whose key the analysis looks up,
+//!   converted with its label ([`UnitChange`]);
+//! - conflicting: a *secondary* source — a file the analysis opens but does
+//!   not need (it reads or rejects it), else another package file that
+//!   reports a key the analysis reads from its primary — changed on the
+//!   quantity the analysis reads, the primary left untouched;
+//! - distractors: two plausible irrelevant files from other events.
+//!
+//! Tasks of one event that read different evidence get different
+//! overlays: each task's package is written at
+//! `task_packages/<task_id>/<event_id>/` (see
+//! [`earthverse_package_model::Release::task_package_dir`]), its
+//! `event_files` inventory follows it, and its manifest,
+//! `perturbations/<task_id>.json` (outside the package: an agent cannot
+//! list it), names the file, the variable, the change and why this target
+//! was chosen — or why the task has no valid target ("not applicable":
+//! such a task is left out of that condition's pairs).
+//!
 //! The original release is never modified: unchanged files are hard links
-//! (copies across file systems) and every changed file is written new. The
-//! tasks' `event_files` inventories follow the package (added, removed and
-//! rewritten files with their sizes and hashes), so `earthverse validate`
-//! passes on the result. Every event gets a manifest,
-//! `perturbations/<event>.json`, outside the package (an agent cannot list
-//! it), listing each change (file, what changed) and the seed, or the
-//! reason the perturbation could not be applied. A unit change keeps the
-//! ground truth in the question's units and adapts the event's
-//! `compute_gt.py` programs so that they still regenerate it
-//! ([`UnitChange`], [`adapted_compute_gt`]). Choices are seeded
-//! (ChaCha20) and follow general rules, never per-task cases.
+//! (copies across file systems) and every changed file is written new. A
+//! unit change keeps the ground truth in the question's units and adapts
+//! the task's `compute_gt.py` so that it still regenerates it
+//! ([`adapted_compute_gt`]). Choices are seeded (ChaCha20, per task) and
+//! follow general rules, never per-task cases.
 
-use earthverse_evidence_ledger::reference_files;
-use earthverse_package_model::release::RELEASE_PACKAGES_DIR;
-use earthverse_package_model::Release;
+use crate::reads::{ReadsMethod, ReferenceReads, TaskReads};
+use earthverse_package_model::reference_reads::OpenedFile;
+use earthverse_package_model::release::TASK_PACKAGES_DIR;
+use earthverse_package_model::{sniff_bytes, Release, Task};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -96,24 +118,55 @@ pub struct Change {
     pub what: String,
 }
 
-/// `perturbations/<event>.json`.
+/// What a task's perturbation targets, and why (the manifest's answer to
+/// "which evidence of this task does it change").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EventPerturbation {
-    /// The event.
+pub struct Target {
+    /// Package-relative file.
+    pub file: String,
+    /// The variable or key changed (`daily.temperature_2m_max`), when one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variable: Option<String>,
+    /// The change.
+    pub change: String,
+    /// Why this target: what the reference analysis does with it.
+    pub why: String,
+}
+
+/// `perturbations/<task_id>.json`: one task's perturbation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskPerturbation {
+    /// The task.
+    pub task_id: String,
+    /// Its event.
     pub event_id: String,
     /// The perturbation.
     pub kind: PerturbationKind,
     /// The seed of every choice.
     pub seed: u64,
-    /// Its changes (empty when it could not be applied).
-    pub changes: Vec<Change>,
-    /// Why it could not be applied, when it could not.
+    /// How the task's reference reads were found (`audit`,
+    /// `audit_unreproduced`, `static`).
+    pub reads: ReadsMethod,
+    /// The evidence targeted (none for distractors, or when not applicable).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub not_applied: Option<String>,
+    pub target: Option<Target>,
+    /// Its changes (empty when not applicable).
+    pub changes: Vec<Change>,
+    /// Why the task has no valid target, when it has none: it is left out
+    /// of this condition's pairs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_applicable: Option<String>,
     /// For `unit-change`: the conversion, and how the ground truth is kept
     /// (see [`UnitChange`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unit_change: Option<UnitChange>,
+}
+
+impl TaskPerturbation {
+    /// Whether the perturbation was applied.
+    pub fn applicable(&self) -> bool {
+        self.not_applicable.is_none()
+    }
 }
 
 /// The conversion of a `unit-change` perturbation and what it does to the
@@ -121,8 +174,8 @@ pub struct EventPerturbation {
 /// equivalence*; issue #27: "`compute_gt.py` adapted or the ground truth
 /// shown unchanged").
 ///
-/// The ground truth stays in the question's units. Every task of the event
-/// that has a `compute_gt.py` gets an adapted program in the perturbed
+/// The ground truth stays in the question's units. The task, when it
+/// has a `compute_gt.py`, gets an adapted program in the perturbed
 /// release (the hidden side; question and answer schema never change): a
 /// prelude that converts the changed series back to its original unit and
 /// precision whenever the program decodes the changed document with
@@ -158,13 +211,18 @@ pub struct UnitChange {
     /// Sum of the converted numbers: with `length`, how the adapted
     /// program recognises the changed document.
     pub converted_sum: f64,
-    /// Tasks of the event whose `compute_gt.py` names the changed file
-    /// (by inventory path or unique file name, as the oracles resolve
-    /// references). The others' programs do not name it.
-    pub programs_naming_file: Vec<String>,
-    /// Tasks of the event whose `compute_gt.py` was adapted (every task of
-    /// the event with a program).
-    pub adapted_programs: Vec<String>,
+    /// Whether the task's `compute_gt.py` was adapted (it has one).
+    pub adapted_program: bool,
+    /// A unit written in the key's name (`precipitation_sum_mm_max`): the
+    /// key it was renamed to (`precipitation_sum_inch_max`); `block` is
+    /// then the dotted path of the object holding it (empty for the
+    /// document root) and `variable` the original key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
+    /// With `renamed_to`: the key's position in its object, so the adapted
+    /// program restores the object's key order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_position: Option<usize>,
 }
 
 /// Errors of [`perturb_release`].
@@ -179,6 +237,9 @@ pub enum PerturbError {
         #[source]
         source: std::io::Error,
     },
+    /// The reference reads could not be found.
+    #[error(transparent)]
+    Reads(#[from] crate::reads::ReadsError),
     /// The output directory is not empty.
     #[error("{0}: the output directory must be new or empty (the original is never overwritten)")]
     OutputNotEmpty(PathBuf),
@@ -213,35 +274,146 @@ fn suffix(path: &str) -> String {
     path.rsplit('.').next().unwrap_or("").to_lowercase()
 }
 
-const TEXT: [&str; 5] = ["md", "txt", "html", "htm", "xml"];
-
-/// What one event's perturbation does: files to add (package-relative
-/// path, bytes), remove, rewrite.
+/// What one task's perturbation does: files to add (package-relative
+/// path, bytes, what), remove, rewrite, and the evidence it targets.
 #[derive(Debug, Default)]
 struct Edit {
     add: Vec<(String, Vec<u8>, String)>,
     remove: Vec<(String, String)>,
     rewrite: Vec<(String, Vec<u8>, String)>,
+    target: Option<Target>,
     unit_change: Option<UnitChange>,
 }
 
-fn plan_event(
+/// Whether `bytes` hold a plain-text document (JSON, CSV, HTML, XML or
+/// text, sniffed from content, never from the suffix): what can be cut or
+/// edited as text. PDFs are textual for the tools but not plain text.
+fn is_plain_text(bytes: &[u8]) -> bool {
+    use earthverse_package_model::FileKind;
+    matches!(
+        sniff_bytes(bytes),
+        FileKind::Json | FileKind::Html | FileKind::Xml | FileKind::Csv | FileKind::Text
+    )
+}
+
+/// A long text file: at least this many characters (App. A.3.3 "long
+/// text is truncated").
+pub const LONG_TEXT_CHARS: usize = 2_000;
+
+/// The files of the task's reads that the package holds, needed ones first
+/// (in first-open order within each group).
+fn read_files<'a>(reads: &'a TaskReads, files: &[String]) -> Vec<&'a OpenedFile> {
+    let mut out: Vec<&OpenedFile> = reads
+        .files
+        .iter()
+        .filter(|f| files.contains(&f.path))
+        .collect();
+    out.sort_by_key(|f| match f.needed {
+        Some(true) => 0,
+        None => 1,
+        Some(false) => 2,
+    });
+    out
+}
+
+fn how_read(f: &OpenedFile) -> String {
+    let keys = if f.keys.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; it looks up {}",
+            f.keys
+                .iter()
+                .take(4)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    match (f.needed, &f.without_it) {
+        (Some(true), Some(without)) => {
+            format!(
+                "the reference analysis opens it and uses its content (ablated: {without}){keys}"
+            )
+        }
+        (Some(false), _) => {
+            format!("the reference analysis opens it but its answer does not depend on its values (it checks or rejects it){keys}")
+        }
+        _ => format!("the reference analysis opens it{keys}"),
+    }
+}
+
+/// Quoted string literals of `program` (4 characters or more), the text a
+/// program searches documents for.
+fn program_literals(program: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for quote in ['"', '\''] {
+        let mut parts = program.split(quote);
+        parts.next();
+        for (i, part) in parts.enumerate() {
+            if i % 2 == 0 && part.chars().count() >= 4 && !part.contains('\n') {
+                out.push(part.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Where to cut `text` so that the cut falls inside the part the analysis
+/// reads: the middle one of the anchors (the keys it looks up, written as
+/// JSON keys, else the program's literals) found past the first tenth of
+/// the text; the middle of the text without anchors. A char boundary.
+fn cut_point(text: &str, keys: &[String], literals: &[String]) -> usize {
+    let mut floor = text.len() / 10;
+    while !text.is_char_boundary(floor) {
+        floor -= 1;
+    }
+    let mut anchors: Vec<usize> = Vec::new();
+    for key in keys {
+        let last = key.rsplit('.').next().unwrap_or(key).trim_end_matches("[]");
+        if last.is_empty() {
+            continue;
+        }
+        if let Some(at) = text[floor..].find(&format!("\"{last}\"")) {
+            anchors.push(floor + at);
+        }
+    }
+    if anchors.is_empty() {
+        for literal in literals {
+            if let Some(at) = text[floor..].find(literal.as_str()) {
+                anchors.push(floor + at);
+            }
+        }
+    }
+    anchors.sort_unstable();
+    anchors.dedup();
+    let mut at = if anchors.is_empty() {
+        text.len() / 2
+    } else {
+        anchors[anchors.len() / 2]
+    };
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at.max(1).min(text.len().saturating_sub(1))
+}
+
+fn plan_task(
     release: &Release,
     all_files: &BTreeMap<String, Vec<String>>,
-    event: &str,
+    task: &Task,
+    reads: &TaskReads,
     kind: PerturbationKind,
     rng: &mut rand_chacha::ChaCha20Rng,
 ) -> Result<Edit, String> {
-    let root = release.package_dir(event);
-    let files = all_files.get(event).cloned().unwrap_or_default();
+    let root = release.task_package_dir(task);
+    let files = files_of(&root);
     let read = |rel: &str| std::fs::read(root.join(rel)).map_err(|e| format!("{rel}: {e}"));
-    let references: BTreeSet<String> = release
-        .tasks_for_event(event)
-        .flat_map(|t| reference_files(&t.reference_texts(), &t.inventory_paths()))
-        .collect();
+    let opened = read_files(reads, &files);
     let mut edit = Edit::default();
     match kind {
         PerturbationKind::Distractors => {
+            let event = task.event_id.as_str();
             let mut pool: Vec<(String, String)> = all_files
                 .iter()
                 .filter(|(e, _)| e.as_str() != event)
@@ -284,95 +456,450 @@ fn plan_event(
             }
         }
         PerturbationKind::Missing => {
-            let mut candidates: Vec<&String> =
-                references.iter().filter(|f| files.contains(f)).collect();
-            if candidates.is_empty() {
-                return Err("the reference analysis names no package file".into());
-            }
-            candidates.shuffle(rng);
+            let needed: Vec<&&OpenedFile> =
+                opened.iter().filter(|f| f.needed == Some(true)).collect();
+            let pool: Vec<&&OpenedFile> = if needed.is_empty() {
+                // No audit verdict (the program did not reproduce its
+                // answer, or a static reading): any file it opens.
+                opened.iter().filter(|f| f.needed.is_none()).collect()
+            } else {
+                needed
+            };
+            let Some(chosen) = pool.choose(rng) else {
+                return Err(if opened.is_empty() {
+                    "the reference analysis opens no file of the package".into()
+                } else {
+                    "the reference analysis needs none of the files it opens (its answer is the same without each)".into()
+                });
+            };
             edit.remove.push((
-                candidates[0].clone(),
-                "supporting file of the reference analysis removed".into(),
+                chosen.path.clone(),
+                "supporting file of the task's reference analysis removed".into(),
             ));
+            edit.target = Some(Target {
+                file: chosen.path.clone(),
+                variable: None,
+                change: "removed".into(),
+                why: how_read(chosen),
+            });
         }
         PerturbationKind::Truncated => {
-            let mut longest: Option<(String, String)> = None;
-            for f in files.iter().filter(|f| TEXT.contains(&suffix(f).as_str())) {
-                let text = String::from_utf8_lossy(&read(f)?).into_owned();
-                if text.chars().count() >= 4_000
-                    && longest.as_ref().is_none_or(|(_, t)| text.len() > t.len())
-                {
-                    longest = Some((f.clone(), text));
+            let literals = task
+                .compute_gt_py
+                .as_deref()
+                .map(program_literals)
+                .unwrap_or_default();
+            let mut chosen = None;
+            for f in &opened {
+                let bytes = read(&f.path)?;
+                if !is_plain_text(&bytes) {
+                    continue;
                 }
-            }
-            let Some((file, text)) = longest else {
-                return Err("no text document of 4,000 characters or more".into());
-            };
-            let total = text.chars().count();
-            let kept: String = text.chars().take(total / 2).collect();
-            edit.rewrite.push((
-                file,
-                format!("{kept}\n[...]\n").into_bytes(),
-                format!("cut to its first {} of {total} characters", total / 2),
-            ));
-        }
-        PerturbationKind::UnitChange => {
-            let mut candidates = Vec::new();
-            for f in files.iter().filter(|f| suffix(f) == "json") {
-                let Ok(value) = serde_json::from_slice::<Value>(&read(f)?) else {
+                let Ok(text) = String::from_utf8(bytes) else {
                     continue;
                 };
-                for (block, var, unit) in unit_series(&value) {
-                    candidates.push((f.clone(), block, var, unit));
-                }
-            }
-            if candidates.is_empty() {
-                return Err(
-                    "no JSON series with a unit label in °C, mm, km/h or m/s (`<block>_units`)"
-                        .into(),
-                );
-            }
-            candidates.sort();
-            let (file, block, var, unit) = candidates.choose(rng).cloned().ok_or("no choice")?;
-            let mut value: Value =
-                serde_json::from_slice(&read(&file)?).map_err(|e| e.to_string())?;
-            let change = convert_series(&mut value, &file, &block, &var, &unit)
-                .ok_or("the series could not be converted")?;
-            let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
-            bytes.push(b'\n');
-            edit.rewrite.push((
-                file,
-                bytes,
-                format!(
-                    "{block}.{var}: {unit} -> {} (x * {} + {}, label updated)",
-                    change.to, change.factor, change.offset
-                ),
-            ));
-            edit.unit_change = Some(change);
-        }
-        PerturbationKind::Conflicting => {
-            let mut secondary: Vec<&String> = files
-                .iter()
-                .filter(|f| TEXT.contains(&suffix(f).as_str()) && !references.contains(*f))
-                .collect();
-            secondary.sort();
-            let mut done = false;
-            for f in secondary {
-                let text = String::from_utf8_lossy(&read(f)?).into_owned();
-                if let Some((changed, what)) = change_first_measurement(&text) {
-                    edit.rewrite.push((f.clone(), changed.into_bytes(), what));
-                    done = true;
+                if text.chars().count() >= LONG_TEXT_CHARS {
+                    chosen = Some((*f, text));
                     break;
                 }
             }
-            if !done {
-                return Err(
-                    "no secondary (non-reference) text source states a measured value".into(),
-                );
+            let Some((file, text)) = chosen else {
+                return Err(format!(
+                    "no text file of {LONG_TEXT_CHARS} characters or more among the files the reference analysis opens"
+                ));
+            };
+            let at = cut_point(&text, &file.keys, &literals);
+            let kept = &text[..at];
+            let total = text.chars().count();
+            let kept_chars = kept.chars().count();
+            let what = format!("cut to its first {kept_chars} of {total} characters");
+            edit.rewrite.push((
+                file.path.clone(),
+                format!("{kept}\n[...]\n").into_bytes(),
+                what.clone(),
+            ));
+            edit.target = Some(Target {
+                file: file.path.clone(),
+                variable: None,
+                change: what,
+                why: format!("{}; the cut falls inside the part it reads", how_read(file)),
+            });
+        }
+        PerturbationKind::UnitChange => {
+            let program = task.compute_gt_py.as_deref().unwrap_or("");
+            // (needed rank, file, block, var, unit, by key lookup?)
+            let mut candidates = Vec::new();
+            for f in opened.iter().filter(|f| suffix(&f.path) == "json") {
+                let Ok(value) = serde_json::from_slice::<Value>(&read(&f.path)?) else {
+                    continue;
+                };
+                for (block, var, unit) in unit_series(&value) {
+                    let key = format!("{block}.{var}");
+                    let looked_up = f.keys.iter().any(|k| k == &key);
+                    let named = program.contains(&format!("\"{var}\""))
+                        || program.contains(&format!("'{var}'"));
+                    if looked_up || (f.keys.is_empty() && named) {
+                        candidates.push((*f, block, var, unit, looked_up));
+                    }
+                }
             }
+            if candidates.is_empty() {
+                // Units written in key names, for the keys the analysis looks up.
+                let mut keyed = Vec::new();
+                for f in opened.iter().filter(|f| suffix(&f.path) == "json") {
+                    let Ok(value) = serde_json::from_slice::<Value>(&read(&f.path)?) else {
+                        continue;
+                    };
+                    for key in &f.keys {
+                        if let Some((block, name, token)) = unit_key(&value, key) {
+                            keyed.push((*f, block, name, token));
+                        }
+                    }
+                }
+                let Some(best) = keyed.iter().map(|c| c.0.needed != Some(true)).min() else {
+                    return Err(
+                        "the reference analysis reads no unit-labelled JSON value: no series in °C, K, mm, cm, km/h, m/s, kt or hPa (`<block>_units`), and no key it looks up names such a unit (`..._mm_...`)"
+                            .into(),
+                    );
+                };
+                let pool: Vec<_> = keyed
+                    .iter()
+                    .filter(|c| (c.0.needed != Some(true)) == best)
+                    .collect();
+                let (f, block, name, token) = pool.choose(rng).ok_or("no choice")?;
+                let mut value: Value =
+                    serde_json::from_slice(&read(&f.path)?).map_err(|e| e.to_string())?;
+                let change = convert_key(&mut value, &f.path, block, name, token)
+                    .ok_or("the value could not be converted")?;
+                let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
+                bytes.push(b'\n');
+                let path = if block.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{block}.{name}")
+                };
+                let what = format!(
+                    "{path}: {} -> {} (x * {} + {}; key renamed to {})",
+                    change.from,
+                    change.to,
+                    change.factor,
+                    change.offset,
+                    change.renamed_to.as_deref().unwrap_or("")
+                );
+                edit.rewrite.push((f.path.clone(), bytes, what.clone()));
+                edit.target = Some(Target {
+                    file: f.path.clone(),
+                    variable: Some(path),
+                    change: what,
+                    why: format!("{}; the program looks this value up", how_read(f)),
+                });
+                edit.unit_change = Some(change);
+                return Ok(edit);
+            }
+            let Some(best) = candidates.iter().map(|c| c.0.needed != Some(true)).min() else {
+                return Err(
+                    "the reference analysis reads no unit-labelled JSON series in °C, K, mm, cm, km/h, m/s, kt or hPa (`<block>_units`)"
+                        .into(),
+                );
+            };
+            let pool: Vec<_> = candidates
+                .iter()
+                .filter(|c| (c.0.needed != Some(true)) == best)
+                .collect();
+            let (f, block, var, unit, looked_up) = pool.choose(rng).ok_or("no choice")?;
+            let mut value: Value =
+                serde_json::from_slice(&read(&f.path)?).map_err(|e| e.to_string())?;
+            let change = convert_series(&mut value, &f.path, block, var, unit)
+                .ok_or("the series could not be converted")?;
+            let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
+            bytes.push(b'\n');
+            let what = format!(
+                "{block}.{var}: {unit} -> {} (x * {} + {}, label updated)",
+                change.to, change.factor, change.offset
+            );
+            edit.rewrite.push((f.path.clone(), bytes, what.clone()));
+            edit.target = Some(Target {
+                file: f.path.clone(),
+                variable: Some(format!("{block}.{var}")),
+                change: what,
+                why: format!(
+                    "{}; {}",
+                    how_read(f),
+                    if *looked_up {
+                        "the program looks this series up"
+                    } else {
+                        "the program names this series"
+                    }
+                ),
+            });
+            edit.unit_change = Some(change);
+        }
+        PerturbationKind::Conflicting => {
+            let (file, why, own_keys) = conflicting_target(&opened, &files, &read)?;
+            let bytes = read(&file)?;
+            let primary_keys: Vec<String> = opened
+                .iter()
+                .filter(|f| f.needed != Some(false))
+                .flat_map(|f| f.keys.iter().cloned())
+                .collect();
+            let words = quantity_words(task, &primary_keys);
+            let (changed, variable, what) = if suffix(&file) == "json" || suffix(&file) == "geojson"
+            {
+                let mut value: Value =
+                    serde_json::from_slice(&bytes).map_err(|e| format!("{file}: not JSON: {e}"))?;
+                let (key, what) =
+                    conflict_json(&mut value, &own_keys, &words).ok_or_else(|| {
+                        format!("{file}: no numeric value at a key the analysis reads")
+                    })?;
+                let mut out = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
+                out.push(b'\n');
+                (out, Some(key), what)
+            } else {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let (changed, what) = change_measurement_near(&text, &words)
+                    .or_else(|| change_first_measurement(&text))
+                    .ok_or_else(|| format!("{file}: states no measured value"))?;
+                (changed.into_bytes(), None, what)
+            };
+            edit.rewrite.push((file.clone(), changed, what.clone()));
+            edit.target = Some(Target {
+                file,
+                variable,
+                change: what,
+                why,
+            });
         }
     }
     Ok(edit)
+}
+
+/// The secondary source of a conflicting-evidence perturbation: a file the
+/// analysis opens but does not need, else a package JSON file it does not
+/// open that holds a key it reads from its primary source.
+fn conflicting_target(
+    opened: &[&OpenedFile],
+    files: &[String],
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<(String, String, Vec<String>), String> {
+    for f in opened.iter().filter(|f| f.needed == Some(false)) {
+        let ok = if suffix(&f.path) == "json" || suffix(&f.path) == "geojson" {
+            serde_json::from_slice::<Value>(&read(&f.path)?)
+                .ok()
+                .is_some_and(|mut v| conflict_json(&mut v, &f.keys, &[]).is_some())
+        } else {
+            let bytes = read(&f.path)?;
+            is_plain_text(&bytes)
+                && change_first_measurement(&String::from_utf8_lossy(&bytes)).is_some()
+        };
+        if ok {
+            return Ok((
+                f.path.clone(),
+                format!("secondary source: {}", how_read(f)),
+                f.keys.clone(),
+            ));
+        }
+    }
+    // A file reporting the same quantity as the primary: a numeric key
+    // whose last part is one the analysis reads from a needed file.
+    let primary_keys: BTreeSet<String> = opened
+        .iter()
+        .filter(|f| f.needed == Some(true))
+        .flat_map(|f| f.keys.iter())
+        .filter_map(|k| k.rsplit('.').next())
+        .map(|k| k.trim_end_matches("[]").to_string())
+        .filter(|k| k.len() >= 3)
+        .collect();
+    let opened_paths: BTreeSet<&str> = opened.iter().map(|f| f.path.as_str()).collect();
+    for file in files.iter().filter(|f| suffix(f) == "json") {
+        if opened_paths.contains(file.as_str()) {
+            continue;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(&read(file)?) else {
+            continue;
+        };
+        let same = numeric_paths(&value)
+            .into_iter()
+            .find(|p| primary_keys.contains(p.rsplit('.').next().unwrap_or(p)));
+        if let Some(key) = same {
+            return Ok((
+                file.clone(),
+                format!(
+                    "secondary source: the reference analysis does not open it, but it reports \
+                     `{key}`, a quantity the analysis reads from its primary source"
+                ),
+                vec![key],
+            ));
+        }
+    }
+    Err(
+        "the reference analysis opens no secondary source (it needs every file it opens) and no other JSON file reports a quantity it reads"
+            .into(),
+    )
+}
+
+/// Words of the quantities the task asks for: its `primary_gt` keys and the
+/// keys the analysis reads, split at `_`, `.` and `-`.
+fn quantity_words(task: &Task, keys: &[String]) -> Vec<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    out.push(k.clone());
+                    walk(v, out);
+                }
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut names = keys.to_vec();
+    walk(&task.ground_truth.primary_gt, &mut names);
+    let stop = [
+        "the", "and", "max", "min", "mean", "total", "value", "values", "date", "time", "source",
+        "file", "path", "label", "status", "count", "days",
+    ];
+    let mut words: Vec<String> = names
+        .iter()
+        .flat_map(|n| n.split(['_', '.', '-', '[', ']']))
+        .map(str::to_lowercase)
+        .filter(|w| w.len() >= 4 && !stop.contains(&w.as_str()))
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Changes the first measured value that follows (within 80 bytes) one of
+/// `words`, as [`change_first_measurement`] changes the first one.
+fn change_measurement_near(text: &str, words: &[String]) -> Option<(String, String)> {
+    let lower = text.to_lowercase();
+    if lower.len() != text.len() {
+        return None;
+    }
+    let mut best: Option<usize> = None;
+    for w in words {
+        let mut from = 0;
+        while let Some(at) = lower[from..].find(w.as_str()) {
+            let start = from + at;
+            let end = (start + w.len() + 80).min(text.len());
+            if text.is_char_boundary(start) && text.is_char_boundary(end) {
+                if let Some((changed, _)) = change_first_measurement(&text[start..end]) {
+                    // The window changed: keep the earliest such place.
+                    if best.is_none_or(|b| start < b) && changed != text[start..end] {
+                        best = Some(start);
+                    }
+                    break;
+                }
+            }
+            from = start + w.len();
+        }
+    }
+    let start = best?;
+    let (changed_tail, what) = change_first_measurement(&text[start..])?;
+    Some((format!("{}{changed_tail}", &text[..start]), what))
+}
+
+/// Dotted paths of the numeric values of `value` (a number, or a list
+/// holding numbers), through objects only, in document order.
+fn numeric_paths(value: &Value) -> Vec<String> {
+    fn walk(v: &Value, path: String, out: &mut Vec<String>) {
+        if let Value::Object(map) = v {
+            for (k, child) in map {
+                let here = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                let numeric = child.is_number()
+                    || child
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(Value::is_number));
+                if numeric {
+                    out.push(here);
+                } else {
+                    walk(child, here, out);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(value, String::new(), &mut out);
+    out
+}
+
+/// The value at a dotted path (through objects; `[]` parts are skipped).
+fn value_at<'a>(v: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    let mut here = v;
+    for part in path.split('.') {
+        let part = part.trim_end_matches("[]");
+        if part.is_empty() {
+            continue;
+        }
+        here = here.as_object_mut()?.get_mut(part)?;
+    }
+    Some(here)
+}
+
+/// Scales every number of `v` (a number or a list of them, nested):
+/// x * 1.5, 0 set to 1, integers kept integers. Returns how many.
+fn scale(v: &mut Value) -> usize {
+    match v {
+        Value::Number(n) => {
+            let Some(x) = n.as_f64() else { return 0 };
+            let integer = n.is_i64() || n.is_u64();
+            let y = if x == 0.0 { 1.0 } else { x * 1.5 };
+            *v = if integer {
+                json!(y.round() as i64)
+            } else {
+                json!(y)
+            };
+            1
+        }
+        Value::Array(items) => items.iter_mut().map(scale).sum(),
+        _ => 0,
+    }
+}
+
+/// Makes a secondary JSON source disagree on a quantity: multiplies the
+/// numbers at one key by 1.5 (0 becomes 1). The key is the first of `own`
+/// (keys the analysis looks up in this file) that holds numbers, else the
+/// numeric key sharing most words with `words` (the quantities the task
+/// asks for and the analysis reads), else the first numeric key. Returns
+/// the key and what changed.
+fn conflict_json(value: &mut Value, own: &[String], words: &[String]) -> Option<(String, String)> {
+    let paths = numeric_paths(value);
+    let overlap = |path: &str| {
+        path.to_lowercase()
+            .split(['_', '.', '-'])
+            .filter(|w| words.iter().any(|x| x == w))
+            .count()
+    };
+    let by_words = paths
+        .iter()
+        .map(|p| (overlap(p), p))
+        .filter(|(n, _)| *n > 0)
+        .max_by_key(|(n, p)| (*n, std::cmp::Reverse(paths.iter().position(|q| q == *p))))
+        .map(|(_, p)| p.clone());
+    let keys: Vec<String> = own
+        .iter()
+        .cloned()
+        .chain(by_words)
+        .chain(paths.first().cloned())
+        .collect();
+    for key in keys {
+        let Some(target) = value_at(value, &key) else {
+            continue;
+        };
+        let changed = scale(target);
+        if changed == 0 {
+            continue;
+        }
+        return Some((
+            key.clone(),
+            format!("{key}: {changed} value(s) multiplied by 1.5 (0 set to 1)"),
+        ));
+    }
+    None
 }
 
 /// `(block, variable, unit)` of every series `value[block][variable]`
@@ -406,13 +933,20 @@ fn unit_series(value: &Value) -> Vec<(String, String, String)> {
     out
 }
 
-/// `(new unit, factor, offset)`: physically equivalent conversions.
+/// `(new unit, factor, offset)`: physically equivalent conversions
+/// (`new = old * factor + offset`).
 fn conversion(unit: &str) -> Option<(&'static str, f64, f64)> {
     match unit {
-        "°C" | "degC" | "C" => Some(("K", 1.0, 273.15)),
+        "°C" | "degC" | "C" | "celsius" => Some(("K", 1.0, 273.15)),
+        "K" | "kelvin" => Some(("°C", 1.0, -273.15)),
+        "°F" | "degF" | "F" => Some(("°C", 5.0 / 9.0, -160.0 / 9.0)),
         "mm" => Some(("inch", 1.0 / 25.4, 0.0)),
-        "km/h" => Some(("m/s", 1.0 / 3.6, 0.0)),
-        "m/s" => Some(("km/h", 3.6, 0.0)),
+        "cm" => Some(("mm", 10.0, 0.0)),
+        "km/h" | "kmh" => Some(("m/s", 1.0 / 3.6, 0.0)),
+        "m/s" | "ms" => Some(("km/h", 3.6, 0.0)),
+        "kt" | "kn" | "knots" => Some(("m/s", 0.514_444, 0.0)),
+        "hPa" | "mb" | "mbar" => Some(("Pa", 100.0, 0.0)),
+        "MJ/m²" | "MJ/m2" => Some(("kWh/m²", 1.0 / 3.6, 0.0)),
         _ => None,
     }
 }
@@ -428,6 +962,139 @@ fn decimals_of(x: f64) -> u32 {
 fn round_to(x: f64, decimals: u32) -> f64 {
     let scale = 10f64.powi(i32::try_from(decimals).unwrap_or(i32::MAX));
     (x * scale).round() / scale
+}
+
+/// The unit tokens a key name may carry (`_mm_`, `_c`), each with its
+/// physically equivalent replacement: `(token, new token, unit, new unit,
+/// factor, offset)`.
+const KEY_UNITS: [(&str, &str, &str, &str, f64, f64); 8] = [
+    ("c", "k", "°C", "K", 1.0, 273.15),
+    ("degc", "k", "°C", "K", 1.0, 273.15),
+    ("mm", "inch", "mm", "inch", 1.0 / 25.4, 0.0),
+    ("cm", "mm", "cm", "mm", 10.0, 0.0),
+    ("kmh", "ms", "km/h", "m/s", 1.0 / 3.6, 0.0),
+    ("ms", "kmh", "m/s", "km/h", 3.6, 0.0),
+    ("kt", "ms", "kt", "m/s", 0.514_444, 0.0),
+    ("hpa", "pa", "hPa", "Pa", 100.0, 0.0),
+];
+
+/// For a looked-up key path (`stats.precipitation_sum_mm_max`) whose last
+/// part names a unit of [`KEY_UNITS`] (as one `_`-separated word, not the
+/// first) and holds a number or a list of numbers: `(object path, key,
+/// token)`.
+fn unit_key(document: &Value, key_path: &str) -> Option<(String, String, String)> {
+    if key_path.contains("[]") {
+        return None;
+    }
+    let (block, name) = match key_path.rsplit_once('.') {
+        Some((b, n)) => (b.to_string(), n.to_string()),
+        None => (String::new(), key_path.to_string()),
+    };
+    let mut here = document;
+    for part in block.split('.').filter(|p| !p.is_empty()) {
+        here = here.get(part)?;
+    }
+    let value = here.as_object()?.get(&name)?;
+    let numeric = value.is_number()
+        || value
+            .as_array()
+            .is_some_and(|a| !a.is_empty() && a.iter().all(|v| v.is_number() || v.is_null()));
+    if !numeric {
+        return None;
+    }
+    let words: Vec<&str> = name.split('_').collect();
+    let token = words
+        .iter()
+        .skip(1)
+        .find(|w| KEY_UNITS.iter().any(|(t, ..)| t == *w))?;
+    Some((block, name.clone(), (*token).to_string()))
+}
+
+/// Converts the value at `block.name` to the unit [`KEY_UNITS`] pairs with
+/// `token` and renames the key accordingly (the label is the key's name);
+/// four more decimals than the original, as [`convert_series`].
+fn convert_key(
+    document: &mut Value,
+    file: &str,
+    block: &str,
+    name: &str,
+    token: &str,
+) -> Option<UnitChange> {
+    let (_, new_token, from, to, factor, offset) = *KEY_UNITS.iter().find(|(t, ..)| *t == token)?;
+    let mut here = &mut *document;
+    for part in block.split('.').filter(|p| !p.is_empty()) {
+        here = here.get_mut(part)?;
+    }
+    let object = here.as_object_mut()?;
+    let renamed: String = name
+        .split('_')
+        .enumerate()
+        .map(|(i, w)| if i > 0 && w == token { new_token } else { w })
+        .collect::<Vec<_>>()
+        .join("_");
+    if object.contains_key(&renamed) {
+        return None;
+    }
+    let position = object.keys().position(|k| k == name)?;
+    let original = object.get(name)?.clone();
+    let items: Vec<Value> = match &original {
+        Value::Array(items) => items.clone(),
+        other => vec![other.clone()],
+    };
+    let decimals = items
+        .iter()
+        .filter_map(Value::as_f64)
+        .map(decimals_of)
+        .max()
+        .unwrap_or(0);
+    let integer_positions: Vec<usize> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_i64() || v.is_u64())
+        .map(|(i, _)| i)
+        .collect();
+    let mut converted_sum = 0.0;
+    let converted: Vec<Value> = items
+        .iter()
+        .map(|v| match v.as_f64() {
+            Some(x) => {
+                let y = round_to(x * factor + offset, decimals.saturating_add(4));
+                converted_sum += y;
+                json!(y)
+            }
+            None => v.clone(),
+        })
+        .collect();
+    let new_value = if original.is_array() {
+        Value::Array(converted)
+    } else {
+        converted.into_iter().next()?
+    };
+    // Rebuild the object with the renamed key in the same place.
+    let entries: Vec<(String, Value)> = std::mem::take(object).into_iter().collect();
+    for (k, v) in entries {
+        if k == name {
+            object.insert(renamed.clone(), new_value.clone());
+        } else {
+            object.insert(k, v);
+        }
+    }
+    Some(UnitChange {
+        file: file.to_string(),
+        block: block.to_string(),
+        variable: name.to_string(),
+        from: from.to_string(),
+        to: to.to_string(),
+        factor,
+        offset,
+        decimals,
+        integer_positions,
+        length: items.len(),
+        converted_sum,
+        adapted_program: false,
+        renamed_to: Some(renamed),
+        key_position: Some(position),
+    })
 }
 
 /// Converts `value[block][var]` from `unit` and updates its label; the
@@ -476,8 +1143,9 @@ fn convert_series(
         integer_positions,
         length,
         converted_sum,
-        programs_naming_file: Vec::new(),
-        adapted_programs: Vec::new(),
+        adapted_program: false,
+        renamed_to: None,
+        key_position: None,
     })
 }
 
@@ -506,6 +1174,8 @@ pub fn adapted_compute_gt(program: &str, change: &UnitChange) -> String {
         "integer_positions": change.integer_positions,
         "length": change.length,
         "converted_sum": change.converted_sum,
+        "renamed_to": change.renamed_to,
+        "key_position": change.key_position,
     });
     ADAPTED_PRELUDE
         .replace("@CHANGE@", &literal(&Value::String(literal(&config))))
@@ -570,7 +1240,11 @@ fn link_or_copy(from: &Path, to: &Path) -> Result<(), PerturbError> {
     Ok(())
 }
 
+/// Hard-links (or copies) every file below `from` to `to`. A package
+/// folder that is a symlink (data on shared storage) is followed, and so is
+/// a file that is a symlink (its target is linked, not the link).
 fn copy_tree(from: &Path, to: &Path) -> Result<(), PerturbError> {
+    let from = &std::fs::canonicalize(from).map_err(io(from))?;
     for entry in walkdir::WalkDir::new(from).sort_by_file_name() {
         let entry = entry.map_err(|e| PerturbError::Io {
             path: e.path().unwrap_or(from).to_path_buf(),
@@ -580,6 +1254,13 @@ fn copy_tree(from: &Path, to: &Path) -> Result<(), PerturbError> {
             continue;
         }
         let rel = entry.path().strip_prefix(from).unwrap_or(entry.path());
+        if entry.path_is_symlink() {
+            let real = std::fs::canonicalize(entry.path()).map_err(io(entry.path()))?;
+            if real.is_file() {
+                link_or_copy(&real, &to.join(rel))?;
+            }
+            continue;
+        }
         link_or_copy(entry.path(), &to.join(rel))?;
     }
     Ok(())
@@ -596,60 +1277,90 @@ fn write_new(path: &Path, bytes: &[u8]) -> Result<(), PerturbError> {
     std::fs::write(path, bytes).map_err(io(path))
 }
 
-/// Writes the `kind` perturbation of `release` (every event, or only the
-/// events of `tasks`) to `out` with `seed`. Returns the manifests.
+/// Where a perturbed release keeps its manifests (outside every package).
+pub const MANIFESTS_DIR: &str = "perturbations";
+
+/// Writes the `kind` perturbation of `release` (every task, or only
+/// `tasks`) to `out` with `seed`, targeting each task's evidence as its
+/// reference analysis reads it ([`ReferenceReads::load_or_audit`], cached
+/// in [`crate::reads::default_cache_dir`]). Returns the manifests in task
+/// order.
 ///
 /// # Errors
-/// [`PerturbError`] when `out` is not empty or a file cannot be read or
-/// written.
+/// [`PerturbError`] when `out` is not empty, the reads cannot be found, or
+/// a file cannot be read or written.
 pub fn perturb_release(
     release: &Release,
     kind: PerturbationKind,
     seed: u64,
     out: &Path,
     tasks: Option<&BTreeSet<String>>,
-) -> Result<Vec<EventPerturbation>, PerturbError> {
+) -> Result<Vec<TaskPerturbation>, PerturbError> {
+    let reads =
+        ReferenceReads::load_or_audit(release, None, crate::reads::default_cache_dir().as_deref())?;
+    perturb_release_with(release, kind, seed, out, tasks, &reads)
+}
+
+/// [`perturb_release`] with the reference reads given.
+///
+/// # Errors
+/// As [`perturb_release`].
+pub fn perturb_release_with(
+    release: &Release,
+    kind: PerturbationKind,
+    seed: u64,
+    out: &Path,
+    tasks: Option<&BTreeSet<String>>,
+    reads: &ReferenceReads,
+) -> Result<Vec<TaskPerturbation>, PerturbError> {
     if out.exists() && std::fs::read_dir(out).map_err(io(out))?.next().is_some() {
         return Err(PerturbError::OutputNotEmpty(out.to_path_buf()));
     }
-    let chosen: Vec<&earthverse_package_model::Task> = release
+    let chosen: Vec<&Task> = release
         .tasks()
         .iter()
         .filter(|t| tasks.is_none_or(|ids| ids.contains(&t.task_id)))
         .collect();
-    let events: BTreeSet<String> = chosen.iter().map(|t| t.event_id.clone()).collect();
-    // Every package's files, listed once.
+    // Every package's files, listed once (the distractor pool).
     let all_files: BTreeMap<String, Vec<String>> = release
         .event_ids()
         .iter()
         .map(|e| (e.clone(), files_of(&release.package_dir(e))))
         .collect();
     let mut manifests = Vec::new();
-    for event in &events {
-        // One generator per event: an event's choices do not depend on
-        // which other events are perturbed.
+    for task in chosen {
+        // One generator per task: a task's choices do not depend on which
+        // other tasks are perturbed.
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(
             seed ^ u64::from_le_bytes(
-                sha2::Sha256::digest(event.as_bytes())[..8]
+                sha2::Sha256::digest(task.task_id.as_bytes())[..8]
                     .try_into()
                     .unwrap_or([0; 8]),
             ),
         );
-        let target = out.join(RELEASE_PACKAGES_DIR).join(event);
-        copy_tree(&release.package_dir(event), &target)?;
-        let mut manifest = EventPerturbation {
-            event_id: event.clone(),
+        let task_reads = reads.of(task);
+        let target = out
+            .join(TASK_PACKAGES_DIR)
+            .join(&task.task_id)
+            .join(&task.event_id);
+        copy_tree(&release.task_package_dir(task), &target)?;
+        let mut manifest = TaskPerturbation {
+            task_id: task.task_id.clone(),
+            event_id: task.event_id.clone(),
             kind,
             seed,
+            reads: task_reads.method,
+            target: None,
             changes: Vec::new(),
-            not_applied: None,
+            not_applicable: None,
             unit_change: None,
         };
         let mut records: Vec<(String, Option<(u64, String)>)> = Vec::new();
-        match plan_event(release, &all_files, event, kind, &mut rng) {
-            Err(reason) => manifest.not_applied = Some(reason),
+        match plan_task(release, &all_files, task, &task_reads, kind, &mut rng) {
+            Err(reason) => manifest.not_applicable = Some(reason),
             Ok(edit) => {
                 manifest.unit_change = edit.unit_change;
+                manifest.target = edit.target;
                 for (file, bytes, what) in edit.add {
                     write_new(&target.join(&file), &bytes)?;
                     records.push((file.clone(), Some((bytes.len() as u64, sha256_16(&bytes)))));
@@ -680,63 +1391,56 @@ pub fn perturb_release(
                 }
             }
         }
-        // The event's tasks: inventories follow the package.
-        for task in chosen.iter().filter(|t| &t.event_id == event) {
-            let from = release
-                .root()
-                .join("tasks")
-                .join(format!("{}.json", task.task_id));
-            let to = out.join("tasks").join(format!("{}.json", task.task_id));
-            let text = std::fs::read(&from).map_err(io(&from))?;
-            let mut value: Value =
-                serde_json::from_slice(&text).map_err(|e| PerturbError::Task {
-                    path: from.clone(),
-                    message: e.to_string(),
-                })?;
-            if let Some(inventory) = value.get_mut("event_files").and_then(Value::as_array_mut) {
-                for (file, state) in &records {
-                    let at = inventory
-                        .iter()
-                        .position(|r| r.get("relative_path").and_then(Value::as_str) == Some(file));
-                    match (state, at) {
-                        (None, Some(i)) => {
-                            inventory.remove(i);
-                        }
-                        (Some((bytes, sha)), Some(i)) => {
-                            inventory[i]["bytes"] = json!(bytes);
-                            inventory[i]["sha256_16"] = json!(sha);
-                        }
-                        (Some((bytes, sha)), None) => inventory.push(json!({
-                            "relative_path": file,
-                            "category": file.split('/').nth(1),
-                            "bytes": bytes,
-                            "sha256_16": sha,
-                        })),
-                        (None, None) => {}
+        // The task's inventory follows its package.
+        let from = release
+            .root()
+            .join("tasks")
+            .join(format!("{}.json", task.task_id));
+        let to = out.join("tasks").join(format!("{}.json", task.task_id));
+        let text = std::fs::read(&from).map_err(io(&from))?;
+        let mut value: Value = serde_json::from_slice(&text).map_err(|e| PerturbError::Task {
+            path: from.clone(),
+            message: e.to_string(),
+        })?;
+        if let Some(inventory) = value.get_mut("event_files").and_then(Value::as_array_mut) {
+            for (file, state) in &records {
+                let at = inventory
+                    .iter()
+                    .position(|r| r.get("relative_path").and_then(Value::as_str) == Some(file));
+                match (state, at) {
+                    (None, Some(i)) => {
+                        inventory.remove(i);
                     }
+                    (Some((bytes, sha)), Some(i)) => {
+                        inventory[i]["bytes"] = json!(bytes);
+                        inventory[i]["sha256_16"] = json!(sha);
+                    }
+                    (Some((bytes, sha)), None) => inventory.push(json!({
+                        "relative_path": file,
+                        "category": file.split('/').nth(1),
+                        "bytes": bytes,
+                        "sha256_16": sha,
+                    })),
+                    (None, None) => {}
                 }
             }
-            // A unit change: the program converts the series back (the
-            // ground truth stays in the question's units).
-            if let (Some(change), Some(program)) =
-                (manifest.unit_change.as_mut(), task.compute_gt_py.as_deref())
-            {
-                if reference_files(&[program], &task.inventory_paths()).contains(&change.file) {
-                    change.programs_naming_file.push(task.task_id.clone());
-                }
-                value["compute_gt_py"] = Value::String(adapted_compute_gt(program, change));
-                change.adapted_programs.push(task.task_id.clone());
-            }
-            let bytes = serde_json::to_vec_pretty(&value).map_err(|e| PerturbError::Task {
-                path: to.clone(),
-                message: e.to_string(),
-            })?;
-            write_new(&to, &bytes)?;
         }
-        // Written after the tasks: a unit change names the adapted programs.
-        let dir = out.join("perturbations");
+        // A unit change: the program converts the series back (the ground
+        // truth stays in the question's units).
+        if let (Some(change), Some(program)) =
+            (manifest.unit_change.as_mut(), task.compute_gt_py.as_deref())
+        {
+            value["compute_gt_py"] = Value::String(adapted_compute_gt(program, change));
+            change.adapted_program = true;
+        }
+        let bytes = serde_json::to_vec_pretty(&value).map_err(|e| PerturbError::Task {
+            path: to.clone(),
+            message: e.to_string(),
+        })?;
+        write_new(&to, &bytes)?;
+        let dir = out.join(MANIFESTS_DIR);
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        let path = dir.join(format!("{event}.json"));
+        let path = dir.join(format!("{}.json", task.task_id));
         let text = serde_json::to_vec_pretty(&manifest).map_err(|e| PerturbError::Task {
             path: path.clone(),
             message: e.to_string(),
@@ -747,10 +1451,10 @@ pub fn perturb_release(
     Ok(manifests)
 }
 
-/// The manifest of `event` in a perturbed release, if it is one.
-pub fn read_manifest(release_root: &Path, event: &str) -> Option<EventPerturbation> {
+/// The manifest of `task_id` in a perturbed release, if it is one.
+pub fn read_manifest(release_root: &Path, task_id: &str) -> Option<TaskPerturbation> {
     let path = release_root
-        .join("perturbations")
-        .join(format!("{event}.json"));
+        .join(MANIFESTS_DIR)
+        .join(format!("{task_id}.json"));
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
 }

@@ -1,10 +1,15 @@
 //! Perturbations of the fixture release: the original is never modified,
-//! the question and ground truth never change, every event gets the
+//! the question and ground truth never change, every task gets the
 //! perturbation or a named reason, the changes are what the manifest says,
-//! and the perturbed release passes validation.
+//! the perturbed release passes validation, and every perturbation targets
+//! the evidence the task's own reference analysis reads (audited run of its
+//! `compute_gt.py`), per task.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use earthverse_interventions::{perturb_release, PerturbationKind};
+use earthverse_interventions::{
+    check_perturbed, perturb_release_with, PerturbationKind, ReadsMethod, ReferenceReads,
+    TaskPerturbation,
+};
 use earthverse_package_model::validate::{validate, ValidateOptions};
 use earthverse_package_model::Release;
 use sha2::{Digest, Sha256};
@@ -13,6 +18,26 @@ use std::path::{Path, PathBuf};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/release")
+}
+
+/// The interpreter the project runs reference analyses with.
+fn python() -> PathBuf {
+    earthverse_tool_registry::sandbox::resolve_interpreter(None).0
+}
+
+/// The audited reads of `release` (no cache).
+fn reads(release: &Release) -> ReferenceReads {
+    ReferenceReads::audit(release, &python(), 2).unwrap()
+}
+
+fn perturb(
+    release: &Release,
+    reads: &ReferenceReads,
+    kind: PerturbationKind,
+    seed: u64,
+    out: &Path,
+) -> Vec<TaskPerturbation> {
+    perturb_release_with(release, kind, seed, out, None, reads).unwrap()
 }
 
 fn tree_hashes(root: &Path) -> BTreeMap<PathBuf, String> {
@@ -35,12 +60,17 @@ fn tree_hashes(root: &Path) -> BTreeMap<PathBuf, String> {
 #[test]
 fn every_kind_leaves_the_original_and_the_questions_untouched_and_validates() {
     let original = Release::load(&fixtures()).unwrap();
+    let reads = reads(&original);
     let before = tree_hashes(&fixtures());
     for kind in PerturbationKind::ALL {
         let out = tempfile::tempdir().unwrap();
         let target = out.path().join("perturbed");
-        let manifests = perturb_release(&original, kind, 7, &target, None).unwrap();
-        assert_eq!(manifests.len(), original.event_ids().len(), "{kind}");
+        let manifests = perturb(&original, &reads, kind, 7, &target);
+        assert_eq!(
+            manifests.len(),
+            original.tasks().len(),
+            "{kind}: one per task"
+        );
         let perturbed = Release::load(&target).unwrap();
         for task in original.tasks() {
             let other = perturbed.task(&task.task_id).expect("every task kept");
@@ -53,11 +83,14 @@ fn every_kind_leaves_the_original_and_the_questions_untouched_and_validates() {
         for m in &manifests {
             assert_eq!(m.seed, 7);
             assert!(
-                m.not_applied.is_some() == m.changes.is_empty(),
+                m.not_applicable.is_some() == m.changes.is_empty(),
                 "{kind} {}: changes or a reason",
-                m.event_id
+                m.task_id
             );
-            let root = perturbed.package_dir(&m.event_id);
+            let task = perturbed.task(&m.task_id).unwrap();
+            // Each task reads its own package.
+            let root = perturbed.task_package_dir(task);
+            assert!(root.ends_with(format!("task_packages/{}/{}", m.task_id, m.event_id)));
             for c in &m.changes {
                 let present = root.join(&c.file).is_file();
                 match c.action.as_str() {
@@ -73,7 +106,7 @@ fn every_kind_leaves_the_original_and_the_questions_untouched_and_validates() {
             // The manifest lives outside the package, where no tool lists it.
             assert!(target
                 .join("perturbations")
-                .join(format!("{}.json", m.event_id))
+                .join(format!("{}.json", m.task_id))
                 .is_file());
             assert!(!root.join("perturbation.json").exists());
         }
@@ -88,40 +121,32 @@ fn every_kind_leaves_the_original_and_the_questions_untouched_and_validates() {
 }
 
 #[test]
-fn distractors_and_missing_apply_to_every_fixture_event() {
+fn distractors_and_missing_apply_to_every_fixture_task() {
     let original = Release::load(&fixtures()).unwrap();
+    let reads = reads(&original);
     for kind in [PerturbationKind::Distractors, PerturbationKind::Missing] {
         let out = tempfile::tempdir().unwrap();
-        let manifests =
-            perturb_release(&original, kind, 2026, &out.path().join("p"), None).unwrap();
-        for m in manifests {
+        for m in perturb(&original, &reads, kind, 2026, &out.path().join("p")) {
             assert!(
-                m.not_applied.is_none(),
+                m.not_applicable.is_none(),
                 "{kind} {}: {:?}",
-                m.event_id,
-                m.not_applied
+                m.task_id,
+                m.not_applicable
             );
         }
     }
     // The same seed gives the same release.
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
-    perturb_release(
-        &original,
-        PerturbationKind::Distractors,
-        5,
-        &a.path().join("p"),
-        None,
-    )
-    .unwrap();
-    perturb_release(
-        &original,
-        PerturbationKind::Distractors,
-        5,
-        &b.path().join("p"),
-        None,
-    )
-    .unwrap();
+    for dir in [&a, &b] {
+        perturb(
+            &original,
+            &reads,
+            PerturbationKind::Distractors,
+            5,
+            &dir.path().join("p"),
+        );
+    }
     assert_eq!(
         tree_hashes(&a.path().join("p")),
         tree_hashes(&b.path().join("p"))
@@ -133,9 +158,45 @@ fn an_existing_output_is_refused() {
     let original = Release::load(&fixtures()).unwrap();
     let out = tempfile::tempdir().unwrap();
     std::fs::write(out.path().join("keep.txt"), "mine").unwrap();
-    let err =
-        perturb_release(&original, PerturbationKind::Missing, 1, out.path(), None).unwrap_err();
+    let err = perturb_release_with(
+        &original,
+        PerturbationKind::Missing,
+        1,
+        out.path(),
+        None,
+        &ReferenceReads::static_only(&original),
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("must be new or empty"), "{err}");
+}
+
+#[test]
+fn a_symlinked_package_folder_is_perturbed_like_a_real_one() {
+    // Data on shared storage: the release's package folder is a symlink.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("release");
+    copy_release(&fixtures(), &root);
+    let packages = root.join(earthverse_package_model::release::RELEASE_PACKAGES_DIR);
+    let shared = dir.path().join("shared-storage-FIX-001");
+    std::fs::rename(packages.join("FIX-001"), &shared).unwrap();
+    std::os::unix::fs::symlink(&shared, packages.join("FIX-001")).unwrap();
+    let release = Release::load(&root).unwrap();
+    let reads = reads(&release);
+    let out = dir.path().join("perturbed");
+    let manifests = perturb(&release, &reads, PerturbationKind::Missing, 3, &out);
+    let m = manifests
+        .iter()
+        .find(|m| m.task_id == "FIX-001_Q1")
+        .unwrap();
+    assert!(m.applicable(), "{:?}", m.not_applicable);
+    let perturbed = Release::load(&out).unwrap();
+    let package = perturbed.task_package_dir(perturbed.task("FIX-001_Q1").unwrap());
+    assert!(!package.join(&m.target.as_ref().unwrap().file).exists());
+    assert!(std::fs::symlink_metadata(&package).unwrap().is_dir());
+    assert!(
+        shared.join(&m.target.as_ref().unwrap().file).is_file(),
+        "original kept"
+    );
 }
 
 // ---- unit change: the ground truth still holds (issue #27) ----
@@ -276,47 +337,66 @@ fn a_unit_change_adapts_compute_gt_and_the_ground_truth_regenerates_unchanged() 
         "{:?} {:?}",
         before.differs, before.failed
     );
+    let reads = reads(&source);
+    for id in ["FIX-001_Q1", "FIX-001_Q2"] {
+        let task_reads = &reads.tasks[id];
+        assert_eq!(task_reads.method, ReadsMethod::Audit, "{id}");
+        let series = task_reads
+            .file(SERIES_FILE)
+            .expect("the program opens the series");
+        for key in ["daily.temperature_2m_max", "daily.precipitation_sum"] {
+            assert!(
+                series.keys.iter().any(|k| k == key),
+                "{id}: {:?}",
+                series.keys
+            );
+        }
+    }
 
     // Both series get chosen over a few seeds; each must come back exactly.
     let mut seen = std::collections::BTreeSet::new();
     for seed in 0..12u64 {
         let out = dir.path().join(format!("perturbed-{seed}"));
-        let manifests =
-            perturb_release(&source, PerturbationKind::UnitChange, seed, &out, None).unwrap();
-        let m = manifests.iter().find(|m| m.event_id == "FIX-001").unwrap();
-        let change = m.unit_change.as_ref().expect("FIX-001 has labelled series");
-        assert_eq!(change.file, SERIES_FILE);
-        assert_eq!(change.programs_naming_file, ["FIX-001_Q1", "FIX-001_Q2"]);
-        assert_eq!(change.adapted_programs, ["FIX-001_Q1", "FIX-001_Q2"]);
-        seen.insert(change.variable.clone());
-        // The file holds the converted series, labelled with the new unit.
+        let manifests = perturb(&source, &reads, PerturbationKind::UnitChange, seed, &out);
         let perturbed = Release::load(&out).unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(
-            &std::fs::read(perturbed.package_dir("FIX-001").join(SERIES_FILE)).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(doc["daily_units"][&change.variable], change.to.as_str());
-        let written = if change.variable == "temperature_2m_max" {
-            &TMAX
-        } else {
-            &PRECIP
-        };
-        for (y, x) in doc["daily"][&change.variable]
-            .as_array()
-            .unwrap()
-            .iter()
-            .zip(written)
-        {
-            let expected = x.parse::<f64>().unwrap() * change.factor + change.offset;
-            assert!((y.as_f64().unwrap() - expected).abs() < 1e-3, "{y} vs {x}");
-        }
-        assert_ne!(change.from, change.to);
-        // The public side never changes; the program does.
         for id in ["FIX-001_Q1", "FIX-001_Q2"] {
-            let (a, b) = (source.task(id).unwrap(), perturbed.task(id).unwrap());
-            assert_eq!(a.question, b.question);
-            assert_eq!(a.ground_truth, b.ground_truth);
-            assert_ne!(a.compute_gt_py, b.compute_gt_py);
+            let m = manifests.iter().find(|m| m.task_id == id).unwrap();
+            let change = m.unit_change.as_ref().expect("FIX-001 has labelled series");
+            assert_eq!(change.file, SERIES_FILE);
+            assert!(change.adapted_program);
+            let target = m.target.as_ref().unwrap();
+            assert_eq!(
+                target.variable.as_deref(),
+                Some(format!("daily.{}", change.variable).as_str())
+            );
+            seen.insert(change.variable.clone());
+            // The task's file holds the converted series, labelled with the new unit.
+            let task = perturbed.task(id).unwrap();
+            let doc: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(perturbed.task_package_dir(task).join(SERIES_FILE)).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(doc["daily_units"][&change.variable], change.to.as_str());
+            let written = if change.variable == "temperature_2m_max" {
+                &TMAX
+            } else {
+                &PRECIP
+            };
+            for (y, x) in doc["daily"][&change.variable]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(written)
+            {
+                let expected = x.parse::<f64>().unwrap() * change.factor + change.offset;
+                assert!((y.as_f64().unwrap() - expected).abs() < 1e-3, "{y} vs {x}");
+            }
+            assert_ne!(change.from, change.to);
+            // The public side never changes; the program does.
+            let a = source.task(id).unwrap();
+            assert_eq!(a.question, task.question);
+            assert_eq!(a.ground_truth, task.ground_truth);
+            assert_ne!(a.compute_gt_py, task.compute_gt_py);
         }
         // The adapted programs regenerate the recorded ground truth exactly.
         let after = regenerate(&perturbed);
@@ -325,17 +405,17 @@ fn a_unit_change_adapts_compute_gt_and_the_ground_truth_regenerates_unchanged() 
             "seed {seed}: {:?} {:?}",
             after.differs, after.failed
         );
-        // Control: the original programs on the perturbed package do not.
+        // Control: the original programs on the perturbed packages do not.
+        let check = check_perturbed(&source, &reads, &out, &python(), 1).unwrap();
         for id in ["FIX-001_Q1", "FIX-001_Q2"] {
-            let path = out.join("tasks").join(format!("{id}.json"));
-            let mut value: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-            value["compute_gt_py"] = serde_json::json!(source.task(id).unwrap().compute_gt_py);
-            std::fs::write(&path, serde_json::to_vec_pretty(&value).unwrap()).unwrap();
+            let t = check.tasks.iter().find(|t| t.task_id == id).unwrap();
+            assert_eq!(
+                (t.hit, t.bite),
+                (Some(true), Some(true)),
+                "seed {seed}: {t:?}"
+            );
+            assert_eq!(t.adapted_reproduces, Some(true));
         }
-        let control = regenerate(&Release::load(&out).unwrap());
-        assert_eq!(control.identical, 0, "seed {seed}: the change is read");
-        assert_eq!(control.differs.len(), 2);
         if seen.len() == 2 {
             break;
         }

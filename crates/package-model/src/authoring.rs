@@ -167,7 +167,7 @@ pub fn export_authoring(
         if events_done.insert(task.event_id.clone()) {
             let package = package_dir(dest, &task.event_id);
             write_metadata(task, &package)?;
-            let source = release.package_dir(&task.event_id).join("data");
+            let source = release.task_package_dir(task).join("data");
             if source.is_dir() {
                 place_data(&source, &package.join("data"), filter.data_mode)?;
             } else {

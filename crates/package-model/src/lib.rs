@@ -58,6 +58,7 @@ mod error;
 pub mod evidence;
 pub mod labels;
 mod pdf_salvage;
+pub mod reference_reads;
 pub mod regenerate;
 pub mod release;
 pub mod run;

@@ -37,6 +37,7 @@
 use crate::authoring::{export_authoring, task_dir, DataMode, ExportFilter};
 use crate::error::{PackageError, Result};
 use crate::release::Release;
+use crate::task::Task;
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
@@ -214,7 +215,7 @@ pub struct GtRegenerationReport {
 }
 
 /// One task's outcome.
-enum Outcome {
+pub(crate) enum Outcome {
     Identical,
     Differs(GtDifference),
     Failed(GtFailure, String),
@@ -227,6 +228,60 @@ pub fn regenerate_ground_truth(
     options: &RegenerateOptions,
 ) -> Result<GtRegenerationReport> {
     let started = Instant::now();
+    let (python, outcomes) =
+        run_exported(release, options, |task, dir, root, options| {
+            match &task.compute_gt_py {
+                None => Outcome::Failed(GtFailure::NoProgram, String::new()),
+                Some(_) => run_one(
+                    dir,
+                    root,
+                    &task.ground_truth.primary_gt,
+                    &task.task_id,
+                    options,
+                    &Launch::default(),
+                ),
+            }
+        })?;
+    let mut report = GtRegenerationReport {
+        python_version: python_version(&python),
+        python: python.display().to_string(),
+        tasks: outcomes.len(),
+        ..GtRegenerationReport::default()
+    };
+    for (task_id, outcome) in outcomes {
+        match outcome {
+            Outcome::Identical => {
+                report.identical += 1;
+                report.identical_tasks.push(task_id);
+            }
+            Outcome::Differs(diff) => report.differs.push(diff),
+            Outcome::Failed(reason, stderr_tail) => report.failed.push(GtFailed {
+                task_id,
+                message: reason.to_string(),
+                reason,
+                stderr_tail,
+            }),
+        }
+    }
+    report.seconds = started.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+/// Exports the tasks `options` selects to the authoring layout (in
+/// `options.work_dir` or a temporary folder) and calls `each(task, task
+/// folder, export root, options)` for every one of them on a pool of
+/// `options.jobs` threads. Returns the absolute interpreter and the
+/// results in task order.
+///
+/// A release whose tasks have packages of their own
+/// ([`Release::task_package_dir`]) is exported one task per folder
+/// (`<root>/<task_id>/`), since the authoring layout holds one package per
+/// event and the programs find it by their event id.
+pub(crate) fn run_exported<T: Send>(
+    release: &Release,
+    options: &RegenerateOptions,
+    each: impl Fn(&Task, &Path, &Path, &RegenerateOptions) -> T + Sync,
+) -> Result<(PathBuf, Vec<(String, T)>)> {
     // Programs run in their task folders: a relative interpreter path
     // (`.venv-gt/bin/python`) must be made absolute first.
     let mut options = options.clone();
@@ -251,16 +306,33 @@ pub fn regenerate_ground_truth(
         event_ids: None,
         data_mode: DataMode::Symlink,
     };
-    let summary = export_authoring(release, &root, &filter)?;
-    for event_id in &summary.events {
-        add_authoring_csv_aliases(&crate::authoring::package_dir(&root, event_id))?;
-    }
-
-    let tasks: Vec<_> = release
+    let tasks: Vec<&Task> = release
         .tasks()
         .iter()
         .filter(|t| filter.accepts(t))
         .collect();
+    // (task, its export root)
+    let mut placed: Vec<(&Task, PathBuf)> = Vec::with_capacity(tasks.len());
+    if release.has_task_packages() {
+        for task in &tasks {
+            let task_root = root.join(&task.task_id);
+            let one = ExportFilter {
+                task_ids: Some(BTreeSet::from([task.task_id.clone()])),
+                ..filter.clone()
+            };
+            let summary = export_authoring(release, &task_root, &one)?;
+            for event_id in &summary.events {
+                add_authoring_csv_aliases(&crate::authoring::package_dir(&task_root, event_id))?;
+            }
+            placed.push((task, task_root));
+        }
+    } else {
+        let summary = export_authoring(release, &root, &filter)?;
+        for event_id in &summary.events {
+            add_authoring_csv_aliases(&crate::authoring::package_dir(&root, event_id))?;
+        }
+        placed.extend(tasks.iter().map(|t| (*t, root.clone())));
+    }
     let jobs = if options.jobs == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {
@@ -270,49 +342,26 @@ pub fn regenerate_ground_truth(
         .num_threads(jobs)
         .build()
         .map_err(|e| PackageError::io(&root, std::io::Error::other(e.to_string())))?;
-    let outcomes: Vec<(String, Outcome)> = pool.install(|| {
-        tasks
+    let results: Vec<(String, T)> = pool.install(|| {
+        placed
             .par_iter()
-            .map(|task| {
-                let dir = task_dir(&root, &task.event_id, &task.task_id);
-                let outcome = match &task.compute_gt_py {
-                    None => Outcome::Failed(GtFailure::NoProgram, String::new()),
-                    Some(_) => run_one(
-                        &dir,
-                        &root,
-                        &task.ground_truth.primary_gt,
-                        &task.task_id,
-                        options,
-                    ),
-                };
-                (task.task_id.clone(), outcome)
+            .map(|(task, task_root)| {
+                let dir = task_dir(task_root, &task.event_id, &task.task_id);
+                (task.task_id.clone(), each(task, &dir, task_root, options))
             })
             .collect()
     });
+    Ok((options.python.clone(), results))
+}
 
-    let mut report = GtRegenerationReport {
-        python: options.python.display().to_string(),
-        python_version: python_version(&options.python),
-        tasks: tasks.len(),
-        ..GtRegenerationReport::default()
-    };
-    for (task_id, outcome) in outcomes {
-        match outcome {
-            Outcome::Identical => {
-                report.identical += 1;
-                report.identical_tasks.push(task_id);
-            }
-            Outcome::Differs(diff) => report.differs.push(diff),
-            Outcome::Failed(reason, stderr_tail) => report.failed.push(GtFailed {
-                task_id,
-                message: reason.to_string(),
-                reason,
-                stderr_tail,
-            }),
-        }
-    }
-    report.seconds = started.elapsed().as_secs_f64();
-    Ok(report)
+/// How a program is started: directly (`python compute_gt.py`), or through
+/// a wrapper script (`python WRAPPER compute_gt.py`) with extra environment.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Launch {
+    /// The wrapper script, when there is one.
+    pub wrapper: Option<PathBuf>,
+    /// Extra environment variables.
+    pub env: Vec<(String, String)>,
 }
 
 /// Column names of the authoring layout's `metadata/files.csv` that the
@@ -388,16 +437,17 @@ fn python_version(python: &Path) -> Option<String> {
 /// truth back, keeping the program's output beside it as
 /// `computed_gt.regenerated.json`, so a kept export (`--keep-export`) still
 /// loads as an authoring tree.
-fn run_one(
+pub(crate) fn run_one(
     dir: &Path,
     root: &Path,
     recorded: &Value,
     task_id: &str,
     options: &RegenerateOptions,
+    launch: &Launch,
 ) -> Outcome {
     let output_path = dir.join("computed_gt.json");
     let original = std::fs::read(&output_path).ok();
-    let outcome = run_program(dir, root, recorded, task_id, options);
+    let outcome = run_program(dir, root, recorded, task_id, options, launch);
     if let Some(original) = original {
         if output_path.exists() {
             let _ = std::fs::rename(&output_path, dir.join("computed_gt.regenerated.json"));
@@ -419,6 +469,7 @@ fn run_program(
     recorded: &Value,
     task_id: &str,
     options: &RegenerateOptions,
+    launch: &Launch,
 ) -> Outcome {
     let output_path = dir.join("computed_gt.json");
     // The export holds the recorded ground truth here: remove it so only
@@ -450,7 +501,12 @@ fn run_program(
             )
         }
     };
-    let spawned = Command::new(&options.python)
+    let mut command = Command::new(&options.python);
+    if let Some(wrapper) = &launch.wrapper {
+        command.arg(wrapper);
+    }
+    command.envs(launch.env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let spawned = command
         .arg("compute_gt.py")
         .current_dir(dir)
         .stdin(Stdio::null())

@@ -8,6 +8,13 @@
 //! <root>/exploration/trajectories/<system>/<task_id>.json
 //! ```
 //!
+//! A release may also give one task a package of its own, at
+//! `<root>/task_packages/<task_id>/<event_id>/` ([`TASK_PACKAGES_DIR`]):
+//! a perturbed release made by `earthverse perturb` does, because the two
+//! tasks of one event read different evidence and each gets the
+//! perturbation of its own evidence. [`Release::task_package_dir`] is the
+//! one rule every reader of a task's package follows.
+//!
 //! A bad task or run file never stops the rest from loading: it is recorded
 //! as a [`LoadError`] naming the file and the JSON field.
 
@@ -22,6 +29,10 @@ use std::path::{Path, PathBuf};
 
 /// Where event packages live below a release root.
 pub const RELEASE_PACKAGES_DIR: &str = "packages/event_packages/standard_event_packages/packages";
+/// Where a task's own package lives below a release root, when it has one:
+/// `<root>/task_packages/<task_id>/<event_id>/` (the folder keeps the
+/// event's name, so tools see the same package id).
+pub const TASK_PACKAGES_DIR: &str = "task_packages";
 /// The release-relative prefix of a package path as tools and models write it.
 pub const PACKAGE_PATH_PREFIX: &str = "event_packages/standard_event_packages/packages";
 
@@ -220,6 +231,34 @@ impl Release {
     /// The package directory of an event (it may not exist).
     pub fn package_dir(&self, event_id: &str) -> PathBuf {
         self.packages_root.join(event_id)
+    }
+
+    /// The package a task reads: its own package
+    /// (`<root>/task_packages/<task_id>/<event_id>/`) when the release gives
+    /// it one, else its event's package. Every reader of a task's package
+    /// (the run, validation, ground-truth regeneration) goes through here.
+    pub fn task_package_dir(&self, task: &Task) -> PathBuf {
+        let own = self
+            .root
+            .join(TASK_PACKAGES_DIR)
+            .join(&task.task_id)
+            .join(&task.event_id);
+        if own.is_dir() {
+            own
+        } else {
+            self.package_dir(&task.event_id)
+        }
+    }
+
+    /// Whether any task of the release has a package of its own.
+    pub fn has_task_packages(&self) -> bool {
+        self.tasks.iter().any(|t| {
+            self.root
+                .join(TASK_PACKAGES_DIR)
+                .join(&t.task_id)
+                .join(&t.event_id)
+                .is_dir()
+        })
     }
 
     /// Files that failed to load.

@@ -527,13 +527,19 @@ enum FileState {
 }
 
 fn check_files(release: &Release, report: &mut ValidationReport) {
-    let mut listed: BTreeMap<ListedFile, Expectation> = BTreeMap::new();
+    // Keyed by the package the task reads (its own, in a perturbed
+    // release, else its event's), then by the listed file.
+    let mut listed: BTreeMap<(PathBuf, ListedFile), Expectation> = BTreeMap::new();
     for task in release.tasks() {
+        let package = release.task_package_dir(task);
         for record in &task.event_files {
-            let key = ListedFile {
-                event_id: task.event_id.clone(),
-                relative_path: record.relative_path.clone(),
-            };
+            let key = (
+                package.clone(),
+                ListedFile {
+                    event_id: task.event_id.clone(),
+                    relative_path: record.relative_path.clone(),
+                },
+            );
             match listed.get_mut(&key) {
                 Some(exp) => {
                     if exp.bytes != record.bytes || exp.sha256_16 != record.sha256_16 {
@@ -555,12 +561,12 @@ fn check_files(release: &Release, report: &mut ValidationReport) {
         }
     }
     report.files_listed = listed.len();
-    let entries: Vec<(&ListedFile, &Expectation)> = listed.iter().collect();
+    let entries: Vec<(&(PathBuf, ListedFile), &Expectation)> = listed.iter().collect();
     let states: Vec<FileState> = entries
         .par_iter()
-        .map(|(file, _)| inspect_file(&release.package_dir(&file.event_id), &file.relative_path))
+        .map(|((package, file), _)| inspect_file(package, &file.relative_path))
         .collect();
-    for ((file, exp), state) in entries.into_iter().zip(states) {
+    for (((_, file), exp), state) in entries.into_iter().zip(states) {
         if !exp.conflicting_tasks.is_empty() {
             let mut task_ids = vec![exp.first_task.clone()];
             task_ids.extend(exp.conflicting_tasks.iter().cloned());

@@ -1,8 +1,14 @@
 //! `earthverse perturb`: a perturbed copy of a release (App. A.3.3, Table
-//! 4c), with a manifest per event; the original is never modified.
+//! 4c), each task's evidence targeted as its reference analysis reads it,
+//! with a manifest per task; the original is never modified. `--check`
+//! re-runs every task's unadapted reference analysis on its perturbed
+//! package and prints hit and bite per kind (library:
+//! `earthverse_interventions::{perturb_release_with, check_perturbed}`).
 
 use anyhow::Context;
-use earthverse_interventions::{perturb_release, PerturbationKind};
+use earthverse_interventions::{
+    check_perturbed, perturb_release_with, KindCheck, PerturbationKind, ReferenceReads,
+};
 use earthverse_package_model::Release;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -13,22 +19,42 @@ use std::process::ExitCode;
 pub struct Args {
     /// Release root.
     pub release: PathBuf,
-    /// `distractors`, `missing`, `truncated`, `unit-change` or `conflicting`.
+    /// `distractors`, `missing`, `truncated`, `unit-change`,
+    /// `conflicting`, or `all` (each kind into `OUT/<kind>/`).
     #[arg(long)]
-    pub kind: PerturbationKind,
+    pub kind: String,
     /// Seed of every choice.
     #[arg(long, default_value_t = 2026)]
     pub seed: u64,
     /// New release directory (must be new or empty).
     #[arg(long)]
     pub out: PathBuf,
-    /// Only these tasks (comma-separated ids) and their events.
+    /// Only these tasks (comma-separated ids).
     #[arg(long)]
     pub tasks: Option<String>,
+    /// Re-run each task's unadapted reference analysis on its perturbed
+    /// package: hit (target opened), bite (answer fails or changes).
+    #[arg(long)]
+    pub check: bool,
+    /// Python for the reference analyses (default: the scientific
+    /// environment, as `earthverse run`).
+    #[arg(long)]
+    pub python: Option<PathBuf>,
+    /// Print the check as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let kinds: Vec<PerturbationKind> = if args.kind == "all" {
+        PerturbationKind::ALL.to_vec()
+    } else {
+        vec![args
+            .kind
+            .parse()
+            .map_err(|e: String| anyhow::anyhow!("--kind: {e}, or all"))?]
+    };
     let release = Release::load(&args.release)
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
     let tasks: Option<BTreeSet<String>> = args.tasks.as_deref().map(|s| {
@@ -44,28 +70,79 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
     }
-    let manifests = perturb_release(&release, args.kind, args.seed, &args.out, tasks.as_ref())?;
-    let applied = manifests.iter().filter(|m| m.not_applied.is_none()).count();
-    for m in &manifests {
-        match &m.not_applied {
-            Some(reason) => eprintln!("perturb: {}: not applied: {reason}", m.event_id),
-            None => {
-                for c in &m.changes {
-                    eprintln!(
-                        "perturb: {}: {} {}: {}",
-                        m.event_id, c.action, c.file, c.what
-                    );
+    let python = args
+        .python
+        .clone()
+        .unwrap_or_else(|| earthverse_tool_registry::sandbox::resolve_interpreter(None).0);
+    let reads = ReferenceReads::load_or_audit(
+        &release,
+        Some(&python),
+        earthverse_interventions::reads::default_cache_dir().as_deref(),
+    )?;
+    let mut checks: Vec<KindCheck> = Vec::new();
+    for kind in kinds {
+        let out = if args.kind == "all" {
+            args.out.join(kind.as_str())
+        } else {
+            args.out.clone()
+        };
+        let manifests =
+            perturb_release_with(&release, kind, args.seed, &out, tasks.as_ref(), &reads)?;
+        let applied = manifests.iter().filter(|m| m.applicable()).count();
+        for m in &manifests {
+            match &m.not_applicable {
+                Some(reason) => eprintln!("perturb: {}: not applicable: {reason}", m.task_id),
+                None => {
+                    for c in &m.changes {
+                        eprintln!(
+                            "perturb: {}: {} {}: {}",
+                            m.task_id, c.action, c.file, c.what
+                        );
+                    }
                 }
             }
         }
+        println!(
+            "{kind} perturbation (seed {}) applied to {applied} of {} task(s); release in {}, manifests in {}",
+            args.seed,
+            manifests.len(),
+            out.display(),
+            out.join(earthverse_interventions::perturb::MANIFESTS_DIR).display()
+        );
+        if args.check {
+            checks.push(check_perturbed(&release, &reads, &out, &python, 0)?);
+        }
     }
-    println!(
-        "{} perturbation (seed {}) applied to {applied} of {} event(s); release in {}, manifests in {}",
-        args.kind,
-        args.seed,
-        manifests.len(),
-        args.out.display(),
-        args.out.join("perturbations").display()
-    );
+    if args.check {
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&checks)?);
+        } else {
+            print!("{}", check_table(&checks));
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+fn shown(x: Option<f64>) -> String {
+    x.map_or_else(|| "n/a".into(), |v| format!("{v:.1}%"))
+}
+
+/// The per-kind table of `--check`.
+fn check_table(checks: &[KindCheck]) -> String {
+    let mut out = format!(
+        "{:<12} {:>10} {:>11} {:>8} {:>8} {:>9}\n",
+        "kind", "tasks", "applicable", "hit", "bite", "adapted"
+    );
+    for c in checks {
+        out.push_str(&format!(
+            "{:<12} {:>10} {:>11} {:>8} {:>8} {:>9}\n",
+            c.kind.as_str(),
+            c.total(),
+            format!("{} ({})", c.applicable(), shown(c.applicable_pct())),
+            shown(c.hit_pct()),
+            shown(c.bite_pct()),
+            shown(c.adapted_pct()),
+        ));
+    }
+    out
 }

@@ -280,14 +280,14 @@ struct Factory {
     model_id: String,
     /// `condition.oracle` of each task under `--oracle`.
     oracles: std::collections::BTreeMap<String, serde_json::Value>,
-    /// `condition.perturbation` of each event of a perturbed release.
+    /// `condition.perturbation` of each task of a perturbed release.
     perturbations: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 impl AgentFactory for Factory {
     fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
         let mut settings = self.settings.clone();
-        if let Some(perturbation) = self.perturbations.get(&task.event_id) {
+        if let Some(perturbation) = self.perturbations.get(&task.task_id) {
             settings
                 .condition
                 .get_or_insert_with(Default::default)
@@ -408,18 +408,18 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             task_id: task.task_id.clone(),
             event_id: task.event_id.clone(),
             question: task.question.clone(),
-            package_root: release.package_dir(&task.event_id),
+            package_root: release.task_package_dir(task),
             question_path: Some(question_path),
             scratch_dir: args.out.join("scratch"),
         });
     }
-    // A perturbed release (App. A.3.3): each event's manifest is recorded.
-    let perturbations: std::collections::BTreeMap<String, serde_json::Value> = release
-        .event_ids()
+    // A perturbed release (App. A.3.3): each task's manifest is recorded.
+    let perturbations: std::collections::BTreeMap<String, serde_json::Value> = inputs
         .iter()
-        .filter_map(|event| {
-            let manifest = earthverse_interventions::perturb::read_manifest(&args.release, event)?;
-            Some((event.clone(), serde_json::to_value(manifest).ok()?))
+        .filter_map(|input| {
+            let manifest =
+                earthverse_interventions::perturb::read_manifest(&args.release, &input.task_id)?;
+            Some((input.task_id.clone(), serde_json::to_value(manifest).ok()?))
         })
         .collect();
     // Oracles (App. A.3.1): the leak-checked text joins the task message.
