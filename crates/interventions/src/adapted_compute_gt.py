@@ -65,6 +65,8 @@ def _earthverse_revert_key(document, c):
 def _earthverse_revert(document):
     """The changed document with its series converted back; anything else unchanged."""
     c = _EARTHVERSE_CHANGE
+    if c.get("text_original") is not None:
+        return document
     if c.get("renamed_to"):
         return _earthverse_revert_key(document, c)
     if not isinstance(document, dict):
@@ -89,4 +91,34 @@ def _earthverse_patched_loads(s, *args, **kwargs):
 
 
 _earthverse_json.loads = _earthverse_patched_loads
+
+if _EARTHVERSE_CHANGE.get("text_original") is not None:
+    # A measurement in a text document: the file reads with the original
+    # text back in place (text or bytes mode), through open() and pathlib.
+    import builtins as _earthverse_builtins
+    import io as _earthverse_io
+    import os as _earthverse_os
+
+    _earthverse_open = _earthverse_io.open
+
+    def _earthverse_patched_open(file, mode="r", *args, **kwargs):
+        handle = _earthverse_open(file, mode, *args, **kwargs)
+        if isinstance(file, int) or any(m in mode for m in "wax+"):
+            return handle
+        try:
+            real = _earthverse_os.path.realpath(_earthverse_os.fsdecode(file))
+        except (TypeError, ValueError):
+            return handle
+        if not real.endswith("/" + _EARTHVERSE_CHANGE["file"]):
+            return handle
+        c = _EARTHVERSE_CHANGE
+        data = handle.read()
+        handle.close()
+        if isinstance(data, bytes):
+            data = data.replace(c["text_converted"].encode("utf-8"), c["text_original"].encode("utf-8"))
+            return _earthverse_io.BytesIO(data)
+        return _earthverse_io.StringIO(data.replace(c["text_converted"], c["text_original"]))
+
+    _earthverse_builtins.open = _earthverse_patched_open
+    _earthverse_io.open = _earthverse_patched_open
 exec(compile(_EARTHVERSE_PROGRAM, __file__, "exec"), globals())

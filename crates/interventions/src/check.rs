@@ -10,7 +10,10 @@
 //! - **bite**: the analysis then fails, or its `primary_gt` is no longer
 //!   exactly the recorded one;
 //! - **not applicable**: the task had no valid target (the manifest's
-//!   reason); it is left out of the rates.
+//!   reason); it is left out of the rates;
+//! - **unmeasured**: the task's reference analysis does not reproduce its
+//!   own answer on the original package here (its audited reads say so),
+//!   so hit and bite are not measured; left out of the rates, and counted.
 //!
 //! For a unit change the *adapted* program is run too: it must reproduce
 //! `primary_gt` exactly (the conversion is physically equivalent), while
@@ -18,7 +21,7 @@
 //! not apply to them.
 
 use crate::perturb::{read_manifest, PerturbationKind, TaskPerturbation};
-use crate::reads::ReferenceReads;
+use crate::reads::{ReadsMethod, ReferenceReads};
 use earthverse_package_model::reference_reads::audit_reference_reads;
 use earthverse_package_model::regenerate::{regenerate_ground_truth, RegenerateOptions};
 use earthverse_package_model::Release;
@@ -45,6 +48,12 @@ pub struct TaskCheck {
     pub bite: Option<bool>,
     /// The unadapted analysis' outcome on the perturbed package.
     pub outcome: String,
+    /// Why hit and bite could not be measured: the task's reference
+    /// analysis does not reproduce its own answer on the original package
+    /// here (a missing Python module, say), so neither its reads nor a
+    /// change of its answer mean anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmeasured: Option<String>,
     /// Unit change: the adapted program reproduces `primary_gt` exactly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapted_reproduces: Option<bool>,
@@ -68,6 +77,14 @@ impl KindCheck {
     /// Tasks checked.
     pub fn total(&self) -> usize {
         self.tasks.len()
+    }
+
+    /// Applicable tasks whose hit and bite could not be measured.
+    pub fn unmeasured(&self) -> usize {
+        self.tasks
+            .iter()
+            .filter(|t| t.applicable && t.unmeasured.is_some())
+            .count()
     }
 
     /// Tasks with a valid target.
@@ -193,7 +210,18 @@ pub fn check_perturbed(
             continue;
         };
         let target = manifest.target.as_ref().map(|t| t.file.clone());
-        let (hit, bite) = match (&target, manifest.applicable()) {
+        let unmeasured = original
+            .task(&manifest.task_id)
+            .map(|t| reads.of(t))
+            .filter(|r| r.method != ReadsMethod::Audit)
+            .map(|r| {
+                format!(
+                    "the reference analysis does not reproduce its answer on the original package ({})",
+                    r.outcome.as_deref().unwrap_or("not run")
+                )
+            });
+        let measured = manifest.applicable() && unmeasured.is_none();
+        let (hit, bite) = match (&target, measured) {
             (Some(file), true) => {
                 let opened =
                     audit.files.iter().any(|f| &f.path == file) || audit.absent.contains(file);
@@ -213,9 +241,10 @@ pub fn check_perturbed(
             hit,
             bite,
             outcome: audit.outcome.clone(),
+            unmeasured,
             adapted_reproduces: adapted
                 .as_ref()
-                .filter(|_| manifest.applicable())
+                .filter(|_| measured)
                 .map(|ids| ids.contains(&manifest.task_id)),
         });
     }

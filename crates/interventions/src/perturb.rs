@@ -223,6 +223,15 @@ pub struct UnitChange {
     /// program restores the object's key order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_position: Option<usize>,
+    /// A measurement in a text document (`12.5 mm`): the text as it was;
+    /// `block` and `variable` are then empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_original: Option<String>,
+    /// With `text_original`: the text written in its place (`0.49213 inches`),
+    /// unique in the changed document, so the adapted program puts the
+    /// original back exactly when it reads the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_converted: Option<String>,
 }
 
 /// Errors of [`perturb_release`].
@@ -556,9 +565,50 @@ fn plan_task(
                         }
                     }
                 }
+                if keyed.is_empty() {
+                    // A measurement in a text document the analysis reads,
+                    // in a unit its program names.
+                    let literals = program_literals(program);
+                    for f in &opened {
+                        let bytes = read(&f.path)?;
+                        if suffix(&f.path) == "json" || !is_plain_text(&bytes) {
+                            continue;
+                        }
+                        let Ok(text) = String::from_utf8(bytes) else {
+                            continue;
+                        };
+                        let Some((changed, change)) = convert_text(&text, &f.path, &literals)
+                        else {
+                            continue;
+                        };
+                        let what = format!(
+                            "`{}` -> `{}` ({} -> {}, x * {} + {})",
+                            change.text_original.as_deref().unwrap_or(""),
+                            change.text_converted.as_deref().unwrap_or(""),
+                            change.from,
+                            change.to,
+                            change.factor,
+                            change.offset
+                        );
+                        edit.rewrite
+                            .push((f.path.clone(), changed.into_bytes(), what.clone()));
+                        edit.target = Some(Target {
+                            file: f.path.clone(),
+                            variable: change.text_original.clone(),
+                            change: what,
+                            why: format!(
+                                "{}; its program reads measurements in {}",
+                                how_read(f),
+                                change.from
+                            ),
+                        });
+                        edit.unit_change = Some(change);
+                        return Ok(edit);
+                    }
+                }
                 let Some(best) = keyed.iter().map(|c| c.0.needed != Some(true)).min() else {
                     return Err(
-                        "the reference analysis reads no unit-labelled JSON value: no series in °C, K, mm, cm, km/h, m/s, kt or hPa (`<block>_units`), and no key it looks up names such a unit (`..._mm_...`)"
+                        "the reference analysis reads no unit-labelled value: no JSON series in °C, K, mm, cm, km/h, m/s, kt or hPa (`<block>_units`), no key it looks up that names such a unit (`..._mm_...`), and no measurement in a text it reads in a unit its program names"
                             .into(),
                     );
                 };
@@ -635,32 +685,14 @@ fn plan_task(
             edit.unit_change = Some(change);
         }
         PerturbationKind::Conflicting => {
-            let (file, why, own_keys) = conflicting_target(&opened, &files, &read)?;
-            let bytes = read(&file)?;
             let primary_keys: Vec<String> = opened
                 .iter()
                 .filter(|f| f.needed != Some(false))
                 .flat_map(|f| f.keys.iter().cloned())
                 .collect();
             let words = quantity_words(task, &primary_keys);
-            let (changed, variable, what) = if suffix(&file) == "json" || suffix(&file) == "geojson"
-            {
-                let mut value: Value =
-                    serde_json::from_slice(&bytes).map_err(|e| format!("{file}: not JSON: {e}"))?;
-                let (key, what) =
-                    conflict_json(&mut value, &own_keys, &words).ok_or_else(|| {
-                        format!("{file}: no numeric value at a key the analysis reads")
-                    })?;
-                let mut out = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
-                out.push(b'\n');
-                (out, Some(key), what)
-            } else {
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                let (changed, what) = change_measurement_near(&text, &words)
-                    .or_else(|| change_first_measurement(&text))
-                    .ok_or_else(|| format!("{file}: states no measured value"))?;
-                (changed.into_bytes(), None, what)
-            };
+            let (file, why, (changed, variable, what)) =
+                conflicting_target(&opened, &read, &words)?;
             edit.rewrite.push((file.clone(), changed, what.clone()));
             edit.target = Some(Target {
                 file,
@@ -673,68 +705,187 @@ fn plan_task(
     Ok(edit)
 }
 
-/// The secondary source of a conflicting-evidence perturbation: a file the
-/// analysis opens but does not need, else a package JSON file it does not
-/// open that holds a key it reads from its primary source.
+/// A conflicting edit: the new bytes, the key changed (JSON), what changed.
+type ConflictEdit = (Vec<u8>, Option<String>, String);
+
+/// Makes `bytes` (the file at `path`) disagree on a quantity: a JSON
+/// document's numbers at a key (`own` keys first, see [`conflict_json`]),
+/// else its ISO dates at a looked-up key moved by three days; a text's
+/// measured value next to a quantity word, else its first measured value
+/// (× 1.5, same decimals). `None` when nothing can be changed.
+fn conflict_edit(
+    bytes: &[u8],
+    path: &str,
+    own: &[String],
+    words: &[String],
+) -> Option<ConflictEdit> {
+    if suffix(path) == "json" || suffix(path) == "geojson" {
+        let mut value: Value = serde_json::from_slice(bytes).ok()?;
+        let (key, what) =
+            conflict_json(&mut value, own, words).or_else(|| shift_dates(&mut value, own))?;
+        let mut out = serde_json::to_vec_pretty(&value).ok()?;
+        out.push(b'\n');
+        return Some((out, Some(key), what));
+    }
+    if !is_plain_text(bytes) {
+        return None;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let (changed, what) =
+        change_measurement_near(&text, words).or_else(|| change_first_measurement(&text))?;
+    Some((changed.into_bytes(), None, what))
+}
+
+/// Moves every ISO date (`YYYY-MM-DD...`) at the first of `keys` that holds
+/// one by three days later: a secondary source's stated window that no
+/// longer agrees. Returns the key and what changed.
+fn shift_dates(value: &mut Value, keys: &[String]) -> Option<(String, String)> {
+    fn shift(v: &mut Value) -> usize {
+        match v {
+            Value::String(s) => {
+                let Some(date) = s
+                    .get(..10)
+                    .and_then(|d| chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d").ok())
+                else {
+                    return 0;
+                };
+                let moved = date + chrono::Duration::days(3);
+                *s = format!("{}{}", moved.format("%Y-%m-%d"), &s[10..]);
+                1
+            }
+            Value::Array(items) => items.iter_mut().map(shift).sum(),
+            Value::Object(map) => map.values_mut().map(shift).sum(),
+            _ => 0,
+        }
+    }
+    for key in keys {
+        let Some(target) = value_at(value, key) else {
+            continue;
+        };
+        let changed = shift(target);
+        if changed > 0 {
+            return Some((
+                key.clone(),
+                format!("{key}: {changed} date(s) moved three days later"),
+            ));
+        }
+    }
+    None
+}
+
+/// The secondary source of a conflicting-evidence perturbation, always a
+/// file the analysis opens, in this order: one whose values it does not use
+/// (it checks or rejects it); a second JSON source it reads that reports
+/// the same quantity as its primary source; a text it reads that states a
+/// measured value next to a word of that quantity. Never the primary itself
+/// (the needed JSON file in which the analysis looks up most keys). Returns
+/// the file, why, and its edit.
 fn conflicting_target(
     opened: &[&OpenedFile],
-    files: &[String],
     read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
-) -> Result<(String, String, Vec<String>), String> {
+    words: &[String],
+) -> Result<(String, String, ConflictEdit), String> {
     for f in opened.iter().filter(|f| f.needed == Some(false)) {
-        let ok = if suffix(&f.path) == "json" || suffix(&f.path) == "geojson" {
-            serde_json::from_slice::<Value>(&read(&f.path)?)
-                .ok()
-                .is_some_and(|mut v| conflict_json(&mut v, &f.keys, &[]).is_some())
-        } else {
-            let bytes = read(&f.path)?;
-            is_plain_text(&bytes)
-                && change_first_measurement(&String::from_utf8_lossy(&bytes)).is_some()
-        };
-        if ok {
+        if let Some(edit) = conflict_edit(&read(&f.path)?, &f.path, &f.keys, words) {
             return Ok((
                 f.path.clone(),
                 format!("secondary source: {}", how_read(f)),
-                f.keys.clone(),
+                edit,
             ));
         }
     }
-    // A file reporting the same quantity as the primary: a numeric key
-    // whose last part is one the analysis reads from a needed file.
-    let primary_keys: BTreeSet<String> = opened
+    let needed: Vec<&&OpenedFile> = opened
         .iter()
-        .filter(|f| f.needed == Some(true))
-        .flat_map(|f| f.keys.iter())
-        .filter_map(|k| k.rsplit('.').next())
-        .map(|k| k.trim_end_matches("[]").to_string())
-        .filter(|k| k.len() >= 3)
+        .filter(|f| f.needed == Some(true) && !f.keys.is_empty())
         .collect();
-    let opened_paths: BTreeSet<&str> = opened.iter().map(|f| f.path.as_str()).collect();
-    for file in files.iter().filter(|f| suffix(f) == "json") {
-        if opened_paths.contains(file.as_str()) {
-            continue;
+    let primary = needed
+        .iter()
+        .enumerate()
+        .max_by_key(|(i, f)| (f.keys.len(), std::cmp::Reverse(*i)))
+        .map(|(_, f)| **f);
+    if let Some(primary) = primary {
+        let primary_words = key_words(&primary.keys);
+        for f in needed.iter().filter(|f| f.path != primary.path) {
+            let shared: Vec<String> = f
+                .keys
+                .iter()
+                .filter(|k| !key_words(std::slice::from_ref(*k)).is_disjoint(&primary_words))
+                .cloned()
+                .collect();
+            if shared.is_empty() {
+                continue;
+            }
+            if let Some(edit) = conflict_edit(&read(&f.path)?, &f.path, &shared, &[]) {
+                return Ok((
+                    f.path.clone(),
+                    format!(
+                        "second source: the reference analysis reads it beside its primary \
+                         source {} and both report {}",
+                        primary.path,
+                        shared.join(", ")
+                    ),
+                    edit,
+                ));
+            }
         }
-        let Ok(value) = serde_json::from_slice::<Value>(&read(file)?) else {
-            continue;
-        };
-        let same = numeric_paths(&value)
-            .into_iter()
-            .find(|p| primary_keys.contains(p.rsplit('.').next().unwrap_or(p)));
-        if let Some(key) = same {
-            return Ok((
-                file.clone(),
-                format!(
-                    "secondary source: the reference analysis does not open it, but it reports \
-                     `{key}`, a quantity the analysis reads from its primary source"
-                ),
-                vec![key],
-            ));
+        // A report the analysis reads, stating the primary's quantity.
+        let mut report_words: Vec<String> = primary_words.into_iter().collect();
+        report_words.extend(words.iter().cloned());
+        for f in opened
+            .iter()
+            .filter(|f| f.needed == Some(true) && f.path != primary.path)
+            .filter(|f| suffix(&f.path) != "json" && suffix(&f.path) != "geojson")
+        {
+            let bytes = read(&f.path)?;
+            if !is_plain_text(&bytes) {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            if let Some((changed, what)) = change_measurement_near(&text, &report_words) {
+                return Ok((
+                    f.path.clone(),
+                    format!(
+                        "second source: a report the reference analysis reads beside its \
+                         primary source {}, stating a value of the same quantity",
+                        primary.path
+                    ),
+                    (changed.into_bytes(), None, what),
+                ));
+            }
         }
     }
     Err(
-        "the reference analysis opens no secondary source (it needs every file it opens) and no other JSON file reports a quantity it reads"
+        "the reference analysis opens no secondary source: it uses the values of every file it opens, and none of them reports a quantity its primary source reports"
             .into(),
     )
+}
+
+/// The quantity words of looked-up keys: their parts of four letters or
+/// more, without the structural ones (`stats`, `daily`, `time`, ...).
+fn key_words(keys: &[String]) -> BTreeSet<String> {
+    const STRUCTURAL: [&str; 16] = [
+        "stats",
+        "mean",
+        "time",
+        "daily",
+        "hourly",
+        "temporal",
+        "window",
+        "start",
+        "date",
+        "value",
+        "values",
+        "features",
+        "properties",
+        "elements",
+        "tags",
+        "data",
+    ];
+    keys.iter()
+        .flat_map(|k| k.split(['.', '_', '-', '[', ']']))
+        .map(str::to_lowercase)
+        .filter(|w| w.len() >= 4 && !STRUCTURAL.contains(&w.as_str()))
+        .collect()
 }
 
 /// Words of the quantities the task asks for: its `primary_gt` keys and the
@@ -1094,7 +1245,121 @@ fn convert_key(
         adapted_program: false,
         renamed_to: Some(renamed),
         key_position: Some(position),
+        text_original: None,
+        text_converted: None,
     })
+}
+
+/// Units of measurements in text, as written, with a physically
+/// equivalent unit: `(unit, new unit, factor, offset)`. Longer spellings
+/// first, so `km/h` is not read as `km`.
+const TEXT_UNITS: [(&str, &str, f64, f64); 22] = [
+    ("millimetres", "inches", 1.0 / 25.4, 0.0),
+    ("millimeters", "inches", 1.0 / 25.4, 0.0),
+    ("inches", "mm", 25.4, 0.0),
+    ("hectares", "acres", 2.471_054, 0.0),
+    ("acres", "hectares", 0.404_686, 0.0),
+    ("square kilometres", "square miles", 0.386_102, 0.0),
+    ("square kilometers", "square miles", 0.386_102, 0.0),
+    ("km²", "square miles", 0.386_102, 0.0),
+    ("km2", "square miles", 0.386_102, 0.0),
+    ("kilometres", "miles", 1.0 / 1.609_344, 0.0),
+    ("kilometers", "miles", 1.0 / 1.609_344, 0.0),
+    ("miles", "km", 1.609_344, 0.0),
+    ("km/h", "m/s", 1.0 / 3.6, 0.0),
+    ("mph", "km/h", 1.609_344, 0.0),
+    ("m/s", "km/h", 3.6, 0.0),
+    ("knots", "km/h", 1.852, 0.0),
+    ("hPa", "kPa", 0.1, 0.0),
+    ("°C", "°F", 1.8, 32.0),
+    ("°F", "°C", 5.0 / 9.0, -160.0 / 9.0),
+    ("mm", "inches", 1.0 / 25.4, 0.0),
+    ("cm", "mm", 10.0, 0.0),
+    ("km", "miles", 1.0 / 1.609_344, 0.0),
+];
+
+/// The first measurement of `text` (a number, an optional space, a unit of
+/// [`TEXT_UNITS`] ending at a word boundary) whose unit the program names
+/// in one of its `literals`, converted: the changed text and the change.
+/// Two more decimals than written (at least two), so the converted value
+/// stays exact to the original's precision.
+fn convert_text(text: &str, file: &str, literals: &[String]) -> Option<(String, UnitChange)> {
+    let named = |unit: &str| {
+        let lower = unit.to_lowercase();
+        literals.iter().any(|l| l.to_lowercase().contains(&lower))
+    };
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_number = bytes[i].is_ascii_digit()
+            && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'.'));
+        if !starts_number {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < bytes.len()
+            && (bytes[j].is_ascii_digit()
+                || ((bytes[j] == b'.' || bytes[j] == b',')
+                    && j + 1 < bytes.len()
+                    && bytes[j + 1].is_ascii_digit()))
+        {
+            j += 1;
+        }
+        let number = &text[i..j];
+        let after = &text[j..];
+        let (gap, rest) = match after
+            .strip_prefix(' ')
+            .or_else(|| after.strip_prefix('\u{a0}'))
+        {
+            Some(rest) => (after.len() - rest.len(), rest),
+            None => (0, after),
+        };
+        let unit = TEXT_UNITS.iter().find(|(u, ..)| {
+            rest.starts_with(u)
+                && !rest[u.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '/' || c == '²')
+        });
+        if let (Some(&(unit, to, factor, offset)), Ok(x)) =
+            (unit, number.replace(',', "").parse::<f64>())
+        {
+            if named(unit) {
+                let decimals = number.rsplit_once('.').map_or(0, |(_, d)| d.len()) + 2;
+                let y = x * factor + offset;
+                let converted = format!("{y:.decimals$} {to}");
+                let end = j + gap + unit.len();
+                let original = text[i..end].to_string();
+                let changed = format!("{}{converted}{}", &text[..i], &text[end..]);
+                if changed.matches(&converted).count() == 1 {
+                    return Some((
+                        changed,
+                        UnitChange {
+                            file: file.to_string(),
+                            block: String::new(),
+                            variable: String::new(),
+                            from: unit.to_string(),
+                            to: to.to_string(),
+                            factor,
+                            offset,
+                            decimals: u32::try_from(decimals).unwrap_or(u32::MAX),
+                            integer_positions: Vec::new(),
+                            length: 1,
+                            converted_sum: y,
+                            adapted_program: false,
+                            renamed_to: None,
+                            key_position: None,
+                            text_original: Some(original),
+                            text_converted: Some(converted),
+                        },
+                    ));
+                }
+            }
+        }
+        i = j.max(i + 1);
+    }
+    None
 }
 
 /// Converts `value[block][var]` from `unit` and updates its label; the
@@ -1146,6 +1411,8 @@ fn convert_series(
         adapted_program: false,
         renamed_to: None,
         key_position: None,
+        text_original: None,
+        text_converted: None,
     })
 }
 
@@ -1176,6 +1443,9 @@ pub fn adapted_compute_gt(program: &str, change: &UnitChange) -> String {
         "converted_sum": change.converted_sum,
         "renamed_to": change.renamed_to,
         "key_position": change.key_position,
+        "file": change.file,
+        "text_original": change.text_original,
+        "text_converted": change.text_converted,
     });
     ADAPTED_PRELUDE
         .replace("@CHANGE@", &literal(&Value::String(literal(&config))))
@@ -1457,4 +1727,69 @@ pub fn read_manifest(release_root: &Path, task_id: &str) -> Option<TaskPerturbat
         .join(MANIFESTS_DIR)
         .join(format!("{task_id}.json"));
     serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_measurement_in_a_unit_the_program_names_is_converted_exactly_once() {
+        let text = "Gauges recorded 12.5 mm on day one, then 310 mm in 24 hours; winds 90 km/h.";
+        // The program looks for millimetres: the first `mm` value is taken.
+        let literals = vec![r"(\d+(?:\.\d+)?)\s*mm".to_string()];
+        let (changed, change) = convert_text(text, "data/r.html", &literals).unwrap();
+        assert_eq!(change.text_original.as_deref(), Some("12.5 mm"));
+        assert_eq!(change.text_converted.as_deref(), Some("0.492 inches"));
+        assert_eq!(changed.matches("0.492 inches").count(), 1);
+        assert!(changed.contains("310 mm"), "only one measurement changes");
+        // Reverting is one exact substitution.
+        assert_eq!(changed.replace("0.492 inches", "12.5 mm"), text);
+        // A unit the program never names is left alone; `km/h` is not `km`.
+        let literals = vec!["km".to_string()];
+        assert!(convert_text(text, "data/r.html", &literals).is_none());
+        let literals = vec!["km/h".to_string()];
+        let (_, change) = convert_text(text, "data/r.html", &literals).unwrap();
+        assert_eq!(change.text_original.as_deref(), Some("90 km/h"));
+        assert_eq!(change.to, "m/s");
+    }
+
+    #[test]
+    fn a_unit_named_key_is_renamed_in_place_with_its_value_converted() {
+        let mut doc = json!({"stats": {"n": 3, "precipitation_sum_mm_max": 25.4, "z": 1}});
+        let (block, name, token) = unit_key(&doc, "stats.precipitation_sum_mm_max").unwrap();
+        assert_eq!((block.as_str(), token.as_str()), ("stats", "mm"));
+        let change = convert_key(&mut doc, "f.json", &block, &name, &token).unwrap();
+        assert_eq!(
+            change.renamed_to.as_deref(),
+            Some("precipitation_sum_inch_max")
+        );
+        let keys: Vec<&String> = doc["stats"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["n", "precipitation_sum_inch_max", "z"], "same place");
+        assert_eq!(doc["stats"]["precipitation_sum_inch_max"], json!(1.0));
+        assert_eq!(change.key_position, Some(1));
+        // A key whose first word only looks like a unit is not one.
+        assert!(unit_key(&json!({"mm_count": 2}), "mm_count").is_none());
+    }
+
+    #[test]
+    fn a_secondary_window_moves_three_days_and_numbers_scale_at_the_looked_up_key() {
+        let mut doc = json!({"temporal_window": {"start_date": "2021-06-29", "end_date": "2021-07-01T00:00"}});
+        let (key, what) = shift_dates(&mut doc, &["temporal_window".to_string()]).unwrap();
+        assert_eq!(key, "temporal_window");
+        assert!(what.contains("2 date(s)"), "{what}");
+        assert_eq!(doc["temporal_window"]["start_date"], "2021-07-02");
+        assert_eq!(doc["temporal_window"]["end_date"], "2021-07-04T00:00");
+        let mut doc =
+            json!({"meta": {"year": 2021}, "stats": {"rain_mm_max": 10, "rain_mm_mean": 0}});
+        let (key, _) = conflict_json(&mut doc, &["stats.rain_mm_max".into()], &[]).unwrap();
+        assert_eq!(key, "stats.rain_mm_max");
+        assert_eq!(doc["stats"]["rain_mm_max"], json!(15));
+        assert_eq!(doc["meta"]["year"], json!(2021), "other values untouched");
+        // Without looked-up keys: the key sharing most quantity words.
+        let (key, _) = conflict_json(&mut doc, &[], &["rain".into(), "mean".into()]).unwrap();
+        assert_eq!(key, "stats.rain_mm_mean");
+        assert_eq!(doc["stats"]["rain_mm_mean"], json!(1));
+    }
 }

@@ -130,15 +130,16 @@ fn shown(x: Option<f64>) -> String {
 /// The per-kind table of `--check`.
 fn check_table(checks: &[KindCheck]) -> String {
     let mut out = format!(
-        "{:<12} {:>10} {:>11} {:>8} {:>8} {:>9}\n",
-        "kind", "tasks", "applicable", "hit", "bite", "adapted"
+        "{:<12} {:>6} {:>15} {:>11} {:>8} {:>8} {:>9}\n",
+        "kind", "tasks", "applicable", "unmeasured", "hit", "bite", "adapted"
     );
     for c in checks {
         out.push_str(&format!(
-            "{:<12} {:>10} {:>11} {:>8} {:>8} {:>9}\n",
+            "{:<12} {:>6} {:>15} {:>11} {:>8} {:>8} {:>9}\n",
             c.kind.as_str(),
             c.total(),
             format!("{} ({})", c.applicable(), shown(c.applicable_pct())),
+            c.unmeasured(),
             shown(c.hit_pct()),
             shown(c.bite_pct()),
             shown(c.adapted_pct()),
