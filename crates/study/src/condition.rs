@@ -22,9 +22,10 @@ use crate::error::{io, Error, Result};
 use crate::manifest::{StudyCondition, StudyManifest, TaskSelection};
 use crate::select::TaskDraw;
 use earthverse_interventions::{OracleKind, PerturbationKind};
-use earthverse_package_model::RunCondition;
+use earthverse_package_model::{Release, RunCondition};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Seed of the perturbed releases a study makes (App. C.5's seed).
@@ -277,6 +278,48 @@ pub fn resolve_study(
         return Ok(previous.clone());
     }
     Ok(resolved)
+}
+
+/// The perturbed copy of the release that a perturbation condition of a
+/// study in `dir` reads: `dir/releases/<kind>`, made once for `tasks`
+/// (seed [`STUDY_PERTURBATION_SEED`]) and reused after.
+///
+/// # Errors
+/// [`Error::StudyDir`] when the copy cannot be made, or was made for
+/// other tasks (it lacks one of `tasks`).
+pub fn perturbed_release(
+    dir: &Path,
+    release: &Release,
+    kind: PerturbationKind,
+    tasks: &[String],
+) -> Result<PathBuf> {
+    let path = dir.join("releases").join(kind.as_str());
+    let err = |message: String| Error::StudyDir {
+        dir: dir.to_path_buf(),
+        message,
+    };
+    if !path.join("perturbations").is_dir() {
+        let _ = std::fs::remove_dir_all(&path);
+        let set: BTreeSet<String> = tasks.iter().cloned().collect();
+        earthverse_interventions::perturb_release(
+            release,
+            kind,
+            STUDY_PERTURBATION_SEED,
+            &path,
+            Some(&set),
+        )
+        .map_err(|e| err(format!("perturbing the release ({}): {e}", kind.as_str())))?;
+    }
+    if let Some(t) = tasks
+        .iter()
+        .find(|t| !path.join("tasks").join(format!("{t}.json")).is_file())
+    {
+        return Err(err(format!(
+            "{} was made for other tasks (it lacks {t}); use another --out",
+            path.display()
+        )));
+    }
+    Ok(path)
 }
 
 /// Writes a study's file into its directory (atomically: a temporary file

@@ -13,9 +13,8 @@ use earthverse_agent_controller::Condition;
 use earthverse_package_model::Release;
 use earthverse_stats_bootstrap::BootstrapConfig;
 use earthverse_study::{
-    build_report, load_manifest, oracle_of, perturbation_of, read_study, resolve_study,
-    select_tasks, study_diagnostics, write_study, ReportSettings, TaskHistory,
-    STUDY_PERTURBATION_SEED,
+    build_report, load_manifest, oracle_of, perturbation_of, perturbed_release, read_study,
+    resolve_study, select_tasks, study_diagnostics, write_study, ReportSettings, TaskHistory,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -178,31 +177,7 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
         // manifest's tasks, made once under OUT/releases/<kind>.
         let condition_release = match perturbation_of(record).map_err(anyhow::Error::msg)? {
             None => release_root.clone(),
-            Some(kind) => {
-                let path = args.out.join("releases").join(kind.as_str());
-                if !path.join("perturbations").is_dir() {
-                    let _ = std::fs::remove_dir_all(&path);
-                    let set: BTreeSet<String> = tasks.iter().cloned().collect();
-                    earthverse_interventions::perturb_release(
-                        &release,
-                        kind,
-                        STUDY_PERTURBATION_SEED,
-                        &path,
-                        Some(&set),
-                    )
-                    .with_context(|| format!("perturbing the release for condition {name}"))?;
-                }
-                if let Some(t) = tasks
-                    .iter()
-                    .find(|t| !path.join("tasks").join(format!("{t}.json")).is_file())
-                {
-                    bail!(
-                        "{} was made for other tasks (it lacks {t}); use another --out",
-                        path.display()
-                    );
-                }
-                path
-            }
+            Some(kind) => perturbed_release(&args.out, &release, kind, tasks)?,
         };
         let run_args = RunArgs {
             release: condition_release,
