@@ -268,6 +268,7 @@ pub fn draw_effort(
     )?;
     let mut tasks: Vec<String> = chosen.iter().map(|s| s.to_string()).collect();
     tasks.extend(drawn.iter().cloned());
+    tasks.sort();
     Ok(TaskDraw {
         tasks,
         difficult,
@@ -306,8 +307,10 @@ pub fn draw_paired(
         paired.seed,
         "paired",
     )?;
+    let mut tasks = drawn.clone();
+    tasks.sort();
     Ok(TaskDraw {
-        tasks: drawn.clone(),
+        tasks,
         difficult: Vec::new(),
         drawn,
     })
