@@ -246,3 +246,85 @@ pub fn render_study_html(report: &StudyReport) -> String {
     html.push_str("</body></html>\n");
     html
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use earthverse_stats_bootstrap::{BootstrapConfig, TaskOutcome};
+    use earthverse_study::{
+        build_report, parse_manifest, ReportSettings, ResolvedCondition, ResolvedStudy, TaskDraw,
+    };
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    fn report() -> StudyReport {
+        let manifest = parse_manifest(
+            "name = \"s<1>\"\nreference = \"ref\"\n[tasks]\nall = true\n\
+             [[conditions]]\nname = \"ref\"\ndescription = \"Top-20 <router> & co\"\n\
+             [[conditions]]\nname = \"alt\"\ncontext = \"short\"\n",
+            false,
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let study = ResolvedStudy {
+            name: manifest.name.clone(),
+            description: None,
+            release: "r".into(),
+            agent: "baseline".into(),
+            selection: manifest.tasks.clone(),
+            draw: TaskDraw {
+                tasks: vec!["T1".into(), "T2".into()],
+                ..TaskDraw::default()
+            },
+            reference: "ref".into(),
+            conditions: manifest
+                .conditions
+                .iter()
+                .map(|c| ResolvedCondition {
+                    condition: c.clone(),
+                    runs: c.name.clone(),
+                })
+                .collect(),
+        };
+        let o = |s: &str, t: &str, c: f64| TaskOutcome::from_scores(s, t, c, c, c).unwrap();
+        let scored = BTreeMap::from([
+            (
+                "ref".to_string(),
+                vec![o("ref", "T1", 50.0), o("ref", "T2", 60.0)],
+            ),
+            (
+                "alt".to_string(),
+                vec![o("alt", "T1", 70.0), o("alt", "T2", 59.5)],
+            ),
+        ]);
+        let settings = ReportSettings {
+            bootstrap: BootstrapConfig {
+                resamples: 100,
+                ..BootstrapConfig::default()
+            },
+            all_pairs: true,
+            ..ReportSettings::default()
+        };
+        build_report(&study, &scored, &BTreeMap::new(), &settings).unwrap()
+    }
+
+    #[test]
+    fn text_holds_the_delta_the_shares_and_the_rows_names() {
+        let text = render_study_text(&report());
+        // alt − ref: (+20 − 0.5) / 2 = +9.75; one win, one tie (0.5 ≤ 1).
+        let alt = text.lines().find(|l| l.starts_with("alt ")).unwrap();
+        assert!(alt.contains("+9.75") && alt.contains("50/50/0"), "{alt}");
+        assert!(text.contains("Top-20 <router> & co"));
+        assert!(text.contains("Opponent-balanced"));
+    }
+
+    #[test]
+    fn html_escapes_names_and_descriptions() {
+        let html = render_study_html(&report());
+        assert!(html.contains("<title>Study s&lt;1&gt;</title>"));
+        assert!(html.contains("Top-20 &lt;router&gt; &amp; co"));
+        assert!(!html.contains("<router>"));
+        assert!(html.contains("<td>+9.75</td>") && html.contains("<td>50.0</td>"));
+    }
+}
