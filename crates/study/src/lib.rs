@@ -87,5 +87,6 @@ pub use manifest::{
 };
 pub use report::{build_report, study_diagnostics, ConditionRow, ReportSettings, StudyReport};
 pub use select::{
-    draw_effort, draw_paired, recorded_outcome, select_tasks, DifficultTask, TaskDraw, TaskHistory,
+    draw_effort, draw_paired, recorded_outcome, select_release_tasks, select_tasks, DifficultTask,
+    TaskDraw, TaskHistory,
 };

@@ -186,6 +186,27 @@ pub fn select_tasks(
     Ok(draw)
 }
 
+/// [`select_tasks`] on the release at `root`, reading the published scores
+/// of its recorded runs (`root/exploration/trajectories`) when the
+/// selection needs them.
+///
+/// # Errors
+/// As [`TaskHistory::load`] and [`select_tasks`].
+pub fn select_release_tasks(
+    release: &Release,
+    root: &Path,
+    selection: &TaskSelection,
+) -> Result<TaskDraw> {
+    let history = if selection.needs_history() {
+        Some(TaskHistory::load(
+            &root.join("exploration").join("trajectories"),
+        )?)
+    } else {
+        None
+    };
+    select_tasks(release, history.as_ref(), selection)
+}
+
 fn stratified(release: &Release, draw: &StratifiedDraw) -> Vec<String> {
     let mut by_level: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for task in release.tasks() {

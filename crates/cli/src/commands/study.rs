@@ -14,7 +14,7 @@ use earthverse_package_model::Release;
 use earthverse_stats_bootstrap::BootstrapConfig;
 use earthverse_study::{
     build_report, load_manifest, oracle_of, perturbation_of, perturbed_release, read_study,
-    resolve_study, select_tasks, study_diagnostics, write_study, ReportSettings, TaskHistory,
+    resolve_study, select_release_tasks, study_diagnostics, write_study, ReportSettings,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -134,18 +134,8 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
         .context("no release: give --release or `release` in the manifest")?;
     let release = Release::load(&release_root)
         .with_context(|| format!("loading the release at {}", release_root.display()))?;
-    let history = if manifest.tasks.needs_history() {
-        let dir = release_root.join("exploration").join("trajectories");
-        Some(TaskHistory::load(&dir).with_context(|| {
-            format!(
-                "reading the published scores of {} for the task draw",
-                dir.display()
-            )
-        })?)
-    } else {
-        None
-    };
-    let draw = select_tasks(&release, history.as_ref(), &manifest.tasks)?;
+    let draw = select_release_tasks(&release, &release_root, &manifest.tasks)
+        .context("drawing the study's tasks")?;
     let study = resolve_study(&args.out, &manifest, &release_root, &args.agent, draw)?;
     write_study(&args.out, &study)?;
     let tasks = study.tasks();
@@ -160,21 +150,14 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
     let mut done = BTreeSet::new();
     for c in &study.conditions {
         let name = &c.condition.name;
-        if c.is_shared() {
-            eprintln!(
-                "study {}: condition {name} reuses the runs of runs/{}",
-                study.name, c.runs
-            );
-        } else {
-            eprintln!("study {}: condition {name}", study.name);
-        }
+        let shared = format!(" reuses the runs of runs/{}", c.runs);
+        let note = if c.is_shared() { shared.as_str() } else { "" };
+        eprintln!("study {}: condition {name}{note}", study.name);
         if !done.insert(c.runs.clone()) {
             continue;
         }
         let record = &c.condition.condition;
         let condition = Condition::from_record(record)?;
-        // A perturbation condition runs on a perturbed copy of the
-        // manifest's tasks, made once under OUT/releases/<kind>.
         let condition_release = match perturbation_of(record).map_err(anyhow::Error::msg)? {
             None => release_root.clone(),
             Some(kind) => perturbed_release(&args.out, &release, kind, tasks)?,
