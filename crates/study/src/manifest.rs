@@ -157,13 +157,12 @@ pub const CONDITION_KEYS: [&str; 11] = [
 /// [`Error::Io`], [`Error::Parse`], [`Error::UnknownKey`],
 /// [`Error::BadCondition`] or [`Error::InvalidManifest`].
 pub fn load_manifest(path: &Path) -> Result<StudyManifest> {
-    let text = std::fs::read_to_string(path).map_err(io(path))?;
-    let json = path.extension().and_then(|e| e.to_str()) == Some("json");
-    let mut manifest = parse_manifest(&text, json, path)?;
+    let mut manifest = read_manifest(path)?;
     if let Some(paired) = &mut manifest.tasks.paired {
         if let Some(from) = paired.from.clone() {
             let from_path = path.parent().unwrap_or(Path::new(".")).join(&from);
-            let source = load_manifest(&from_path)?;
+            // Only its own `effort` is read: no `from` of its own is followed.
+            let source = read_manifest(&from_path)?;
             let Some(effort) = source.tasks.effort else {
                 return Err(Error::InvalidManifest {
                     path: path.to_path_buf(),
@@ -186,6 +185,12 @@ pub fn load_manifest(path: &Path) -> Result<StudyManifest> {
         }
     }
     Ok(manifest)
+}
+
+fn read_manifest(path: &Path) -> Result<StudyManifest> {
+    let text = std::fs::read_to_string(path).map_err(io(path))?;
+    let json = path.extension().and_then(|e| e.to_str()) == Some("json");
+    parse_manifest(&text, json, path)
 }
 
 /// Parses a manifest from text (`json` or TOML); `path` names it in

@@ -215,6 +215,16 @@ fn paired_from_reads_the_effort_manifest_and_bad_manifests_name_file_condition_a
         err.contains("noeffort.toml") && err.contains("no `effort`"),
         "{err}"
     );
+    // A manifest drawn from itself is refused, not followed forever.
+    let err = write(
+        "self.toml",
+        "name = \"s\"\nreference = \"a\"\n[tasks]\npaired = { from = \"self.toml\", count = 2, seed = 9 }\n\
+         [[conditions]]\nname = \"a\"\n",
+    );
+    assert!(
+        err.contains("self.toml") && err.contains("no `effort`"),
+        "{err}"
+    );
     let err = write(
         "oracle.toml",
         "name = \"o\"\nreference = \"a\"\n[tasks]\nall = true\n[[conditions]]\nname = \"a\"\noracle = \"psychic\"\n",
