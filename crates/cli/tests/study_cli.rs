@@ -437,3 +437,64 @@ fn a_bad_manifest_is_refused_with_the_file_and_the_key() {
         "{err}"
     );
 }
+
+#[test]
+fn a_shared_folder_still_running_for_another_study_does_not_block_a_finished_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let write = |name: &str, tasks: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\nrelease = \"fixtures/release\"\nreference = \"c\"\n\
+                 [tasks]\n{tasks}\n[[conditions]]\nname = \"c\"\ncontext = \"short\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let small = write("small", "ids = [\"FIX-001_Q1\", \"FIX-002_Q1\"]");
+    study_run(&small, &out);
+    // The big study shares folder `c` and runs only half of its tasks: the
+    // folder's batch plan now names tasks without a run.
+    let big = write("big", "all = true");
+    let output = earthverse()
+        .args(["study", "run"])
+        .arg(&big)
+        .args(["--agent", "baseline", "--quiet", "--shard", "1/2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let runs = trajectories(&out);
+    assert!(runs.len() < 6, "half of the big study is missing");
+    let report = |name: &str| {
+        earthverse()
+            .args(["study", "report", "--json", "--study", name])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let small_report = report("small");
+    assert!(
+        small_report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&small_report.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&small_report.stdout).unwrap();
+    assert_eq!(doc["tasks"], 2);
+    assert_eq!(doc["rows"][0]["missing_runs"], 0);
+    // The unfinished study is refused, naming its own missing runs.
+    let big_report = report("big");
+    assert!(!big_report.status.success());
+    let err = String::from_utf8_lossy(&big_report.stderr);
+    assert!(
+        err.contains(&format!("condition c lacks {} of 6 runs", 6 - runs.len())),
+        "{err}"
+    );
+}
