@@ -64,7 +64,7 @@
 //! )
 //! .unwrap_err()
 //! .to_string();
-//! assert!(err.contains("x.toml") && err.contains("condition `a`") && err.contains("--catalogue"));
+//! assert!(err.contains("x.toml: condition `a`: catalogue: --catalogue: `topk:0`"));
 //! ```
 #![deny(missing_docs)]
 

@@ -309,7 +309,12 @@ pub fn check_condition(name: &str, condition: &RunCondition, path: &Path) -> Res
         key: key.to_string(),
         message,
     };
-    Condition::from_record(condition).map_err(|e| bad(e.setting, e.message))?;
+    // The controller names the flag (`--max-turns`); the manifest's key is
+    // `max_turns`. Both are in the message.
+    Condition::from_record(condition).map_err(|e| {
+        let key = e.setting.trim_start_matches('-').replace('-', "_");
+        bad(&key, e.to_string())
+    })?;
     oracle_of(condition).map_err(|m| bad("oracle", m))?;
     perturbation_of(condition).map_err(|m| bad("perturbation", m))?;
     Ok(())
