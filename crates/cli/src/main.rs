@@ -46,7 +46,7 @@ enum Command {
     Oracle(commands::oracle::Args),
     /// Write a perturbed copy of a release (App. A.3.3, Table 4c).
     Perturb(commands::perturb::Args),
-    /// Run a controlled study from a manifest, and report it (App. A; Tables 3, 6).
+    /// Run a controlled study from a manifest, and report it (App. A; Tables 3, 4, 6).
     #[command(subcommand)]
     Study(commands::study::StudyCommand),
 }

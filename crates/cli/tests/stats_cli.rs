@@ -210,6 +210,65 @@ fn compare_is_deterministic_and_pairs_over_common_tasks() {
 }
 
 #[test]
+fn compare_counts_wins_ties_and_losses_per_task_within_the_tie_margin() {
+    let dir = scratch("compare-wtl");
+    let records = dir.join("records.jsonl");
+    // alpha's Core per task: 95, 65, 75 (sample()); gamma's: 94.5, 80, 75.
+    let mut rows: Vec<Value> = std::fs::read_to_string(sample(&dir))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    rows.extend([
+        record("gamma", "T1", 94.5, 94.5, 94.5, true),
+        record("gamma", "T2", 80.0, 80.0, 80.0, true),
+        record("gamma", "T3", 75.0, 75.0, 75.0, true),
+    ]);
+    write_jsonl(&records, &rows);
+    let shares = |margin: &str| -> Value {
+        let out = run_ok(
+            bin()
+                .args([
+                    "compare",
+                    "alpha",
+                    "gamma",
+                    "--json",
+                    "--tie-margin",
+                    margin,
+                    "--in",
+                ])
+                .arg(&records),
+        );
+        serde_json::from_str::<Value>(&out).unwrap()["win_tie_loss"].clone()
+    };
+    // Δ per task: +0.5 (tie within 1), −15 (loss), 0 (tie).
+    let w = shares("1");
+    assert_eq!(
+        (w["wins"].clone(), w["ties"].clone(), w["losses"].clone()),
+        (json!(0), json!(2), json!(1))
+    );
+    assert!((w["tie"].as_f64().unwrap() - 200.0 / 3.0).abs() < 1e-9);
+    assert!((w["net"].as_f64().unwrap() + 100.0 / 3.0).abs() < 1e-9);
+    // A narrower margin makes +0.5 a win.
+    let w = shares("0.25");
+    assert_eq!(
+        (w["wins"].clone(), w["ties"].clone(), w["losses"].clone()),
+        (json!(1), json!(1), json!(1))
+    );
+    assert_eq!(w["net"], 0.0);
+    // The text form prints the same shares after the interval.
+    let text = run_ok(
+        bin()
+            .args(["compare", "alpha", "beta", "--in"])
+            .arg(&records),
+    );
+    assert!(
+        text.contains("alpha vs beta: win 100.0%  tie 0.0%  loss 0.0%  net +100.0  (3 wins, 0 ties, 0 losses over 3 paired tasks; tie within 1 points)"),
+        "{text}"
+    );
+}
+
+#[test]
 fn report_is_one_self_contained_page_with_plots_and_ledgers() {
     let dir = scratch("report");
     let records = sample(&dir);

@@ -252,6 +252,24 @@ fn the_report_matches_an_independent_computation_of_the_paired_deltas() {
             assert!(row["delta_core"].is_null());
             continue;
         }
+        // Win / tie / loss against the reference: per-task Core, ties
+        // within 1 point.
+        let (mut wins, mut ties, mut losses) = (0, 0, 0);
+        for (x, y) in core.iter().zip(&reference) {
+            if x - y > 1.0 {
+                wins += 1;
+            } else if y - x > 1.0 {
+                losses += 1;
+            } else {
+                ties += 1;
+            }
+        }
+        let w = &row["vs_reference"];
+        assert_eq!(
+            (w["wins"].as_u64(), w["ties"].as_u64(), w["losses"].as_u64()),
+            (Some(wins), Some(ties), Some(losses)),
+            "{name}"
+        );
         let (delta, low, high) = paired_interval(&core, &reference, 5_000, 2026);
         let d = &row["delta_core"];
         assert_eq!(d["resamples"], 5000);
@@ -271,8 +289,109 @@ fn the_report_matches_an_independent_computation_of_the_paired_deltas() {
         .unwrap();
     assert_eq!(direct["resources"]["rounds"], 1.0);
     assert_eq!(direct["resources"]["tool_calls"], 0.0);
+    // Its injected files (Table 10) are the mean of the records'
+    // `direct_input.files`; evidence refs (Tables 9, 12, 13) the mean
+    // length of `evidence`.
+    let runs = trajectories(out.path());
+    let mean = |condition: &str, f: &dyn Fn(&Value) -> f64| -> f64 {
+        let values: Vec<f64> = runs
+            .iter()
+            .filter(|((c, _), _)| c == condition)
+            .map(|(_, bytes)| f(&serde_json::from_slice(bytes).unwrap()))
+            .collect();
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    let injected = mean("compressed-direct", &|t| {
+        t["direct_input"]["files"].as_array().unwrap().len() as f64
+    });
+    assert!(injected > 0.0);
+    assert!((direct["resources"]["injected_files"].as_f64().unwrap() - injected).abs() < 1e-9);
+    let interactive = rows
+        .iter()
+        .find(|r| r["condition"] == "interactive")
+        .unwrap();
+    assert!(interactive["resources"]["injected_files"].is_null());
+    let refs = mean("interactive", &|t| {
+        t["evidence"].as_array().map_or(0, Vec::len) as f64
+    });
+    assert!((interactive["resources"]["evidence_refs"].as_f64().unwrap() - refs).abs() < 1e-9);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("compressed-direct") && page.contains("ΔCore"));
+    assert!(page.contains("<th>Injected</th>") && page.contains("<th>Refs</th>"));
+}
+
+#[test]
+fn studies_run_into_one_directory_share_the_runs_of_identical_conditions() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    study_run(&repo().join("studies/fixtures-smoke.toml"), &out);
+    let first = trajectories(&out);
+    // A second study whose reference has the same condition record as the
+    // smoke study's `topk20-short`, under another name.
+    let manifest = dir.path().join("second.toml");
+    std::fs::write(
+        &manifest,
+        "name = \"second\"\nrelease = \"fixtures/release\"\nreference = \"router\"\n\
+         [tasks]\nall = true\n\
+         [[conditions]]\nname = \"router\"\ncatalogue = \"topk:20\"\ncontext = \"short\"\nmax_turns = 24\n\
+         [[conditions]]\nname = \"long\"\ncontext = \"long\"\n",
+    )
+    .unwrap();
+    let second = study_run(&manifest, &out);
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("condition router reuses the runs of runs/topk20-short"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        stdout.contains("ran 0 ok, 0 error; 6 already done"),
+        "{stdout}"
+    );
+    let after = trajectories(&out);
+    assert!(!out.join("runs/router").exists());
+    assert_eq!(after.len(), first.len() + 6, "only `long` ran");
+    for (key, bytes) in &first {
+        assert_eq!(after.get(key), Some(bytes));
+    }
+    let study: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("studies/second.json")).unwrap())
+            .unwrap();
+    assert_eq!(study["conditions"][0]["runs"], "topk20-short");
+    // The report needs the study's name now, and scores the shared runs once.
+    let report = |name: &str| -> Value {
+        let output = earthverse()
+            .args(["study", "report", "--json", "--study", name])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        serde_json::from_slice(&output.stdout).unwrap()
+    };
+    let smoke = report("fixtures-smoke");
+    let second = report("second");
+    let core = |r: &Value, c: &str| {
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["condition"] == c)
+            .unwrap()["scores"]["core"]
+            .clone()
+    };
+    assert_eq!(core(&second, "router"), core(&smoke, "topk20-short"));
+    assert!(!out.join("scores/router.jsonl").exists());
+    let unnamed = earthverse()
+        .args(["study", "report"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!unnamed.status.success());
+    assert!(String::from_utf8_lossy(&unnamed.stderr).contains("--study"));
 }
 
 /// `study run` of a manifest whose one condition `a` has `line`: it must
@@ -315,6 +434,67 @@ fn a_bad_manifest_is_refused_with_the_file_and_the_key() {
     let err = refused_with("catalogue = \"topk:0\"");
     assert!(
         err.contains("--catalogue") && err.contains("condition `a`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_shared_folder_still_running_for_another_study_does_not_block_a_finished_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let write = |name: &str, tasks: &str| {
+        let path = dir.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &path,
+            format!(
+                "name = \"{name}\"\nrelease = \"fixtures/release\"\nreference = \"c\"\n\
+                 [tasks]\n{tasks}\n[[conditions]]\nname = \"c\"\ncontext = \"short\"\n"
+            ),
+        )
+        .unwrap();
+        path
+    };
+    let small = write("small", "ids = [\"FIX-001_Q1\", \"FIX-002_Q1\"]");
+    study_run(&small, &out);
+    // The big study shares folder `c` and runs only half of its tasks: the
+    // folder's batch plan now names tasks without a run.
+    let big = write("big", "all = true");
+    let output = earthverse()
+        .args(["study", "run"])
+        .arg(&big)
+        .args(["--agent", "baseline", "--quiet", "--shard", "1/2", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let runs = trajectories(&out);
+    assert!(runs.len() < 6, "half of the big study is missing");
+    let report = |name: &str| {
+        earthverse()
+            .args(["study", "report", "--json", "--study", name])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    let small_report = report("small");
+    assert!(
+        small_report.status.success(),
+        "{}",
+        String::from_utf8_lossy(&small_report.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&small_report.stdout).unwrap();
+    assert_eq!(doc["tasks"], 2);
+    assert_eq!(doc["rows"][0]["missing_runs"], 0);
+    // The unfinished study is refused, naming its own missing runs.
+    let big_report = report("big");
+    assert!(!big_report.status.success());
+    let err = String::from_utf8_lossy(&big_report.stderr);
+    assert!(
+        err.contains(&format!("condition c lacks {} of 6 runs", 6 - runs.len())),
         "{err}"
     );
 }

@@ -6,7 +6,10 @@
 //! slices, a forest plot of paired ΔCore with 95% bootstrap intervals
 //! (App. C.5), the distribution of task Core per system (Fig. 8), the cost
 //! table (Table 11) when costs are known, and a per-task drill-down with the
-//! unit and rubric ledgers when the records carry them.
+//! unit and rubric ledgers when the records carry them. The study report
+//! of `earthverse study report` (`earthverse-study`'s `StudyReport`) renders
+//! as text tables and as its own page ([`render_study_text`],
+//! [`render_study_html`]).
 //!
 //! Plots are SVG drawn by `plotters` and inlined; the page loads nothing
 //! from anywhere and runs no script. The crate does no IO: it returns the
@@ -33,6 +36,8 @@
 mod error;
 mod html;
 pub mod plots;
+mod study;
 
 pub use error::{Error, Result};
 pub use html::{escape, render_html, CriterionRow, ReportInput, TaskDetail, UnitRow};
+pub use study::{render_study_html, render_study_text};

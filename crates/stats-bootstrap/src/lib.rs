@@ -6,7 +6,8 @@
 //! difficulty / hazard-family slices (Table 8), the cost table (Table 11),
 //! and paired bootstrap 95% intervals of score differences (App. C.5: 5,000
 //! resamples, seed 2026, ChaCha20, percentile intervals), with every pair of
-//! many systems read from one shared resample matrix.
+//! many systems read from one shared resample matrix, and pairwise win /
+//! tie / loss shares with opponent balancing (Fig. 7).
 //!
 //! Pure: no IO, no async; randomness only from a seeded ChaCha20 RNG.
 //!
@@ -39,6 +40,7 @@ mod bootstrap;
 mod error;
 mod leaderboard;
 mod outcome;
+mod pairwise;
 
 pub use bootstrap::{
     all_pairs, compare, pairs_of, percentile, BootstrapConfig, MissingPolicy, PairedDelta,
@@ -50,3 +52,6 @@ pub use leaderboard::{
     LeaderboardRow, SliceBy, SliceCell, SliceRow, SliceTable,
 };
 pub use outcome::{Metric, TaskOutcome, TrajectoryFigures, STRICT_THRESHOLD};
+pub use pairwise::{
+    balanced_all, opponent_balanced, win_tie_loss, BalancedShares, WinTieLoss, PAIRWISE_TIE_MARGIN,
+};

@@ -22,6 +22,7 @@ use earthverse_stats_bootstrap::{
     LeaderboardRow, Metric, MissingPolicy, PairedDelta, PairedScores, SliceBy, TaskOutcome,
     TrajectoryFigures,
 };
+use earthverse_stats_bootstrap::{win_tie_loss, WinTieLoss};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -160,6 +161,10 @@ pub struct CompareArgs {
     /// Confidence level.
     #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_CONFIDENCE)]
     confidence: f64,
+    /// Tie margin of the win / tie / loss shares of A against B, in points
+    /// of the metric (ours; Fig. 7 gives no rule for scores).
+    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAIRWISE_TIE_MARGIN)]
+    tie_margin: f64,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -404,24 +409,12 @@ fn release_labels(root: &Path) -> anyhow::Result<BTreeMap<String, Labels>> {
 }
 
 /// Converts one recorded run: the stored scores, or a failure (all zeros)
-/// when the run did not finish or carries no scores.
+/// when the run did not finish or carries no scores
+/// (`earthverse_study::recorded_outcome`, the one reading of published
+/// scores, which the study's task draw uses too).
 pub fn outcome_of_recorded(entry: &RecordedRunEntry) -> anyhow::Result<TaskOutcome> {
-    let run = &entry.run;
-    let s = &run.scores;
-    // No status, or `ok`: the stored scores count (RunStatus::read).
-    let ok = run
-        .diagnostics
-        .run_status
-        .is_none_or(|st| st == RunStatus::Ok);
-    let mut outcome = match (ok, s.answer, s.rubric, s.unit_accuracy) {
-        (true, Some(a), Some(p), Some(u)) => {
-            TaskOutcome::from_scores(&entry.system_id, &entry.task_id, a, p, u)
-                .with_context(|| format!("scores of {}", entry.path.display()))?
-        }
-        _ => TaskOutcome::failure(&entry.system_id, &entry.task_id),
-    };
-    outcome.trajectory = run.diagnostics.figures();
-    Ok(outcome)
+    earthverse_study::recorded_outcome(entry)
+        .with_context(|| format!("scores of {}", entry.path.display()))
 }
 
 /// Reads the scores stored in recorded runs, labelled from the release.
@@ -859,6 +852,7 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
     if let Some(dir) = &args.from_recorded {
         pool.extend(load_recorded(dir, args.release.as_deref())?);
     }
+    let mut shares: Option<WinTieLoss> = None;
     let deltas = if args.all_pairs {
         if pool.outcomes.is_empty() {
             bail!("--all-pairs needs --in FILE... or --from-recorded DIR");
@@ -910,8 +904,13 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         if la == lb {
             bail!("conditions A and B have the same name {la}");
         }
-        vec![compare(&outcomes, &la, &lb, metric, &config)
-            .with_context(|| format!("comparing {la} with {lb}"))?]
+        let delta = compare(&outcomes, &la, &lb, metric, &config)
+            .with_context(|| format!("comparing {la} with {lb}"))?;
+        shares = Some(
+            win_tie_loss(&outcomes, &la, &lb, metric, args.tie_margin)
+                .with_context(|| format!("win / tie / loss of {la} against {lb}"))?,
+        );
+        vec![delta]
     };
     if let Some(path) = &args.out {
         write_table(path, &deltas)?;
@@ -920,11 +919,21 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
         let _ = writeln!(
             out,
             "{}",
-            serde_json::to_string_pretty(&json!({ "metric": metric_name, "pairs": deltas }))?
+            serde_json::to_string_pretty(&match &shares {
+                None => json!({ "metric": metric_name, "pairs": deltas }),
+                Some(w) => json!({ "metric": metric_name, "pairs": deltas, "win_tie_loss": w }),
+            })?
         );
     } else {
         for d in &deltas {
             print_delta(&mut out, d, &metric_name);
+        }
+        if let Some(w) = &shares {
+            let _ = writeln!(
+                out,
+                "{} vs {}: win {:.1}%  tie {:.1}%  loss {:.1}%  net {:+.1}  ({} wins, {} ties, {} losses over {} paired tasks; tie within {} points)",
+                w.a, w.b, w.win, w.tie, w.loss, w.net, w.wins, w.ties, w.losses, w.tasks, w.margin
+            );
         }
     }
     emit(&out)?;

@@ -1,0 +1,230 @@
+//! The study report as data: one row per condition with its scores, ΔCore
+//! against the reference with its paired bootstrap interval (App. C.5),
+//! win / tie / loss against the reference (Fig. 7's rule, see
+//! `earthverse_stats_bootstrap::win_tie_loss`), trajectory diagnostics
+//! (Tables 9, 10, 12, 13), and Core by capability (Tables 4 and 6).
+
+use crate::condition::ResolvedStudy;
+use crate::diagnostics::Diagnostics;
+use crate::error::{Error, Result};
+use earthverse_package_model::RunCondition;
+use earthverse_stats_bootstrap::{
+    balanced_all, compare, fill_missing_as_failures, leaderboard, slice_table, win_tie_loss,
+    BalancedShares, BootstrapConfig, LeaderboardRow, Metric, PairedDelta, SliceBy, SliceTable,
+    TaskOutcome, WinTieLoss, PAIRWISE_TIE_MARGIN,
+};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// One condition's line of the study table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConditionRow {
+    /// Condition name.
+    pub condition: String,
+    /// The paper's row it reproduces, when the manifest says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The condition record.
+    pub settings: RunCondition,
+    /// The folder of its runs (another condition's when shared).
+    pub runs: String,
+    /// Scores (Answer, Process, Core, Unit acc., Strict@95; failures).
+    pub scores: LeaderboardRow,
+    /// Runs of the manifest missing, counted as failures.
+    pub missing_runs: usize,
+    /// ΔCore against the reference with its paired interval (`None` for
+    /// the reference itself).
+    pub delta_core: Option<PairedDelta>,
+    /// Win / tie / loss on Core against the reference (`None` for the
+    /// reference itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vs_reference: Option<WinTieLoss>,
+    /// Trajectory diagnostics, per-task means.
+    pub resources: Diagnostics,
+}
+
+/// The whole report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyReport {
+    /// Study name.
+    pub study: String,
+    /// What it reproduces.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Tasks in the manifest.
+    pub tasks: usize,
+    /// Reference condition.
+    pub reference: String,
+    /// Tie margin of the win / tie / loss shares, in Core points.
+    pub tie_margin: f64,
+    /// One row per condition, in manifest order.
+    pub rows: Vec<ConditionRow>,
+    /// Core by capability (Tables 4 and 6).
+    pub core_by_capability: SliceTable,
+    /// Opponent-balanced win / tie / loss of every condition against all
+    /// the others (Fig. 7), when asked for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairwise: Vec<BalancedShares>,
+}
+
+/// How to build the report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReportSettings {
+    /// The paired bootstrap (App. C.5: 5,000 resamples, seed 2026).
+    pub bootstrap: BootstrapConfig,
+    /// Tie margin of win / tie / loss, in Core points.
+    pub tie_margin: f64,
+    /// Also compute the opponent-balanced shares of all pairs.
+    pub all_pairs: bool,
+    /// Count missing runs as failures instead of refusing the report.
+    pub allow_partial: bool,
+}
+
+impl Default for ReportSettings {
+    fn default() -> Self {
+        Self {
+            bootstrap: BootstrapConfig::default(),
+            tie_margin: PAIRWISE_TIE_MARGIN,
+            all_pairs: false,
+            allow_partial: false,
+        }
+    }
+}
+
+/// The diagnostics of every folder of runs a study reads, by folder.
+///
+/// # Errors
+/// As [`Diagnostics::of_dir`].
+pub fn study_diagnostics(
+    dir: &Path,
+    study: &ResolvedStudy,
+) -> Result<BTreeMap<String, Diagnostics>> {
+    let folders: BTreeSet<&str> = study.conditions.iter().map(|c| c.runs.as_str()).collect();
+    folders
+        .into_iter()
+        .map(|f| {
+            Diagnostics::of_dir(&dir.join("runs").join(f), study.tasks())
+                .map(|d| (f.to_string(), d))
+        })
+        .collect()
+}
+
+/// Builds the report of `study` from the scored outcomes of each folder of
+/// runs (`scored`, by folder; a folder may hold tasks of other studies,
+/// only the manifest's count) and their diagnostics (by folder). Every
+/// condition is scored on the whole manifest: a missing run is a failure
+/// scored zero, in the denominator (§4.1), and refused unless
+/// `allow_partial`.
+///
+/// # Errors
+/// [`Error::MissingRuns`]; [`Error::Stats`] when the statistics refuse the
+/// outcomes.
+pub fn build_report(
+    study: &ResolvedStudy,
+    scored: &BTreeMap<String, Vec<TaskOutcome>>,
+    diagnostics: &BTreeMap<String, Diagnostics>,
+    settings: &ReportSettings,
+) -> Result<StudyReport> {
+    let tasks = study.tasks();
+    let manifest: BTreeSet<&str> = tasks.iter().map(String::as_str).collect();
+    let mut outcomes = Vec::new();
+    let mut missing_of = BTreeMap::new();
+    for c in &study.conditions {
+        let name = &c.condition.name;
+        let mut mine: Vec<TaskOutcome> = scored
+            .get(&c.runs)
+            .into_iter()
+            .flatten()
+            .filter(|o| manifest.contains(o.task.as_str()))
+            .cloned()
+            .collect();
+        for o in &mut mine {
+            o.system = name.clone();
+        }
+        let missing = fill_missing_as_failures(&mut mine, tasks);
+        if missing > 0 && !settings.allow_partial {
+            return Err(Error::MissingRuns {
+                condition: name.clone(),
+                missing,
+                tasks: tasks.len(),
+            });
+        }
+        missing_of.insert(name.clone(), missing);
+        outcomes.extend(mine);
+    }
+    copy_labels(&mut outcomes);
+    let board = leaderboard(&outcomes)?;
+    let mut rows = Vec::new();
+    for c in &study.conditions {
+        let name = &c.condition.name;
+        let Some(scores) = board.iter().find(|r| &r.system == name).cloned() else {
+            continue;
+        };
+        let (delta_core, vs_reference) = if name == &study.reference {
+            (None, None)
+        } else {
+            (
+                Some(compare(
+                    &outcomes,
+                    name,
+                    &study.reference,
+                    Metric::Core,
+                    &settings.bootstrap,
+                )?),
+                Some(win_tie_loss(
+                    &outcomes,
+                    name,
+                    &study.reference,
+                    Metric::Core,
+                    settings.tie_margin,
+                )?),
+            )
+        };
+        rows.push(ConditionRow {
+            condition: name.clone(),
+            description: c.condition.description.clone(),
+            settings: c.condition.condition.clone(),
+            runs: c.runs.clone(),
+            scores,
+            missing_runs: missing_of.get(name).copied().unwrap_or(0),
+            delta_core,
+            vs_reference,
+            resources: diagnostics.get(&c.runs).cloned().unwrap_or_default(),
+        });
+    }
+    let pairwise = if settings.all_pairs && study.conditions.len() > 1 {
+        balanced_all(&outcomes, Metric::Core, settings.tie_margin)?
+    } else {
+        Vec::new()
+    };
+    Ok(StudyReport {
+        study: study.name.clone(),
+        description: study.description.clone(),
+        tasks: tasks.len(),
+        reference: study.reference.clone(),
+        tie_margin: settings.tie_margin,
+        rows,
+        core_by_capability: slice_table(&outcomes, SliceBy::Capability)?,
+        pairwise,
+    })
+}
+
+/// Failures filled in for missing runs carry no labels; give them the
+/// task's labels from any scored run of the same task.
+fn copy_labels(outcomes: &mut [TaskOutcome]) {
+    let labelled: BTreeMap<String, TaskOutcome> = outcomes
+        .iter()
+        .filter(|o| !o.capabilities.is_empty() || o.difficulty.is_some())
+        .map(|o| (o.task.clone(), o.clone()))
+        .collect();
+    for o in outcomes.iter_mut() {
+        if o.capabilities.is_empty() && o.difficulty.is_none() {
+            if let Some(source) = labelled.get(&o.task) {
+                o.capabilities = source.capabilities.clone();
+                o.difficulty = source.difficulty.clone();
+                o.hazard_family = source.hazard_family.clone();
+            }
+        }
+    }
+}

@@ -1,0 +1,137 @@
+//! The App. C.5 manifests of `studies/` drawn on the development slice
+//! (feature `dev-slice`; data from `EARTHVERSE_DATA`, default
+//! `../shared/earthverse-dev/data`): the historically difficult tasks are
+//! the lowest mean published Core computed here from the recorded runs'
+//! JSON, the rest is drawn over distinct events, the draw is reproducible,
+//! and the paired manifest of Tables 4 and 6 is one subset of Table 3's.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
+
+use earthverse_package_model::Release;
+use earthverse_study::{draw_effort, load_manifest, select_tasks, TaskHistory};
+use earthverse_tests::{dev_slice, project_root};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Mean Core per task from the JSON: (answer + rubric) / 2 of an ok run
+/// with scores, else 0.
+fn mean_core(data: &std::path::Path) -> BTreeMap<String, f64> {
+    let mut cores: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let dir = data.join("exploration/trajectories");
+    for system in std::fs::read_dir(&dir).unwrap() {
+        for file in std::fs::read_dir(system.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let run: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let s = &run["scores"];
+            let status = run["diagnostics"]["run_status"].as_str().unwrap_or("");
+            let core = match (
+                s["answer"].as_f64(),
+                s["rubric"].as_f64(),
+                s["unit_accuracy"].as_f64(),
+            ) {
+                (Some(a), Some(p), Some(_)) if status.is_empty() || status == "ok" => (a + p) / 2.0,
+                _ => 0.0,
+            };
+            cores
+                .entry(run["task_id"].as_str().unwrap().to_string())
+                .or_default()
+                .push(core);
+        }
+    }
+    cores
+        .into_iter()
+        .map(|(t, v)| (t, v.iter().sum::<f64>() / v.len() as f64))
+        .collect()
+}
+
+#[test]
+fn the_effort_and_paired_manifests_draw_as_app_c5_states_on_the_dev_slice() {
+    let data = dev_slice();
+    let release = Release::load(&data).unwrap();
+    let history = TaskHistory::load(&data.join("exploration/trajectories")).unwrap();
+    let studies = project_root().join("studies");
+    let t3 = load_manifest(&studies.join("table3-answer-mode-effort.toml")).unwrap();
+    let effort = t3.tasks.effort.clone().unwrap();
+    let draw = draw_effort(&release, &history, &effort).unwrap();
+    assert_eq!(draw.tasks.len(), effort.difficult + effort.random);
+
+    // Difficult: the N lowest mean Core, ties by id, computed here.
+    let means = mean_core(&data);
+    assert_eq!(
+        means.len(),
+        release.tasks().len(),
+        "every slice task has recorded runs"
+    );
+    let mut ranked: Vec<(f64, &String)> = means.iter().map(|(t, c)| (*c, t)).collect();
+    ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+    let expected: Vec<&String> = ranked
+        .iter()
+        .take(effort.difficult)
+        .map(|(_, t)| *t)
+        .collect();
+    let got: Vec<&String> = draw.difficult.iter().map(|d| &d.task).collect();
+    assert_eq!(got, expected);
+    // Every task outside the difficult part has a mean at least as high.
+    let worst = draw.difficult.last().unwrap().mean_core;
+    for t in &draw.drawn {
+        assert!(means[t] >= worst, "{t} is easier than the difficult part");
+    }
+
+    // The rest over distinct events: the slice has more events than the
+    // draw needs, so every drawn task opens an event new to the manifest.
+    let events: BTreeMap<&str, &str> = release
+        .tasks()
+        .iter()
+        .map(|t| (t.task_id.as_str(), t.event_id.as_str()))
+        .collect();
+    let mut seen: BTreeSet<&str> = got.iter().map(|t| events[t.as_str()]).collect();
+    let fresh = events.values().collect::<BTreeSet<_>>().len() - seen.len();
+    assert!(
+        fresh >= effort.random,
+        "{fresh} new events for {} draws",
+        effort.random
+    );
+    for t in &draw.drawn {
+        assert!(seen.insert(events[t.as_str()]), "{t} repeats an event");
+    }
+
+    // Reproducible; another seed draws other tasks.
+    assert_eq!(draw_effort(&release, &history, &effort).unwrap(), draw);
+    let mut other = effort.clone();
+    other.seed += 1;
+    assert_ne!(
+        draw_effort(&release, &history, &other).unwrap().drawn,
+        draw.drawn
+    );
+
+    // Tables 4 and 6: one paired manifest, a subset of Table 3's.
+    let mut paired = Vec::new();
+    for name in [
+        "table4-oracles-presentation.toml",
+        "table6-system-ablations.toml",
+    ] {
+        let m = load_manifest(&studies.join(name)).unwrap();
+        let count = m.tasks.paired.as_ref().unwrap().count;
+        let d = select_tasks(&release, Some(&history), &m.tasks).unwrap();
+        assert_eq!(d.tasks.len(), count);
+        assert!(d.tasks.iter().all(|t| draw.tasks.contains(t)), "{name}");
+        let distinct: BTreeSet<&str> = d.tasks.iter().map(|t| events[t.as_str()]).collect();
+        assert_eq!(distinct.len(), count, "{name}: one task per event");
+        paired.push(d.tasks);
+    }
+    assert_eq!(paired[0], paired[1]);
+
+    // The CI study draws 4 tasks the same way.
+    let smoke = load_manifest(&studies.join("dev-smoke.toml")).unwrap();
+    let d = select_tasks(&release, Some(&history), &smoke.tasks).unwrap();
+    assert_eq!(d.tasks.len(), 4);
+    let lowest: Vec<&String> = expected.iter().take(2).copied().collect();
+    assert_eq!(
+        d.difficult.iter().map(|x| &x.task).collect::<Vec<_>>(),
+        lowest
+    );
+}
