@@ -239,13 +239,17 @@ impl Controller {
             tracing::info_span!("run_task", task_id = %task.task_id, model = %self.model_id());
         if let Some(direct) = &self.settings.direct {
             // A direct answer mode (App. A.1): one call, no tools.
+            let briefed = TaskInput {
+                question: self.briefed_question(task),
+                ..task.clone()
+            };
             return crate::direct::run_direct(
                 self.model.as_ref(),
                 self.tools.as_ref(),
                 &self.settings,
                 direct,
                 self.model_id(),
-                task,
+                &briefed,
             )
             .instrument(span)
             .await;
@@ -265,6 +269,25 @@ impl Controller {
         };
         let ending = self.finalise(&mut run, end).await;
         run.into_record(ending)
+    }
+
+    /// The question as the task message shows it: the public question,
+    /// then the run's oracle text (App. A.3.1; `condition.oracle.text` of
+    /// the settings) when it has one. Tools are routed on the public
+    /// question alone, so an oracle run is offered the same router outputs
+    /// as its reference (App. C.5).
+    fn briefed_question(&self, task: &TaskInput) -> String {
+        let oracle = self
+            .settings
+            .condition
+            .as_ref()
+            .and_then(|c| c.oracle.as_ref())
+            .and_then(|o| o.get("text"))
+            .and_then(serde_json::Value::as_str);
+        match oracle {
+            Some(text) => format!("{}\n\n{text}", task.question),
+            None => task.question.clone(),
+        }
     }
 
     /// A fresh run of `task`: system and task messages, deadlines from now.
@@ -290,7 +313,7 @@ impl Controller {
             &task.event_id,
             &question_path,
             &task.package_root.display().to_string(),
-            &task.question,
+            &self.briefed_question(task),
             &catalogue
                 .as_ref()
                 .map_or_else(|| self.tools.catalogue(), |c| c.catalogue()),

@@ -326,7 +326,7 @@ pub(crate) fn plan_steps(task: &Task, files_used: usize) -> Vec<String> {
         computes.push("counts of records above or below the stated thresholds");
     }
     if has(&["* 100", "*100", "percent", "ratio", "share"]) {
-        computes.push("percentages or ratios between quantities");
+        computes.push("shares and ratios between quantities");
     }
     if has(&["sorted(", ".sort(", "rank"]) {
         computes.push("rankings in the order the question asks");

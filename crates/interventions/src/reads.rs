@@ -239,6 +239,28 @@ impl ReferenceReads {
         Ok(reads)
     }
 
+    /// The reads the `kind` oracle is built on: none for the planning
+    /// oracle (it localises nothing); else the cached or fresh audit of
+    /// `release` ([`ReferenceReads::load_or_audit`] with the default cache),
+    /// or, when that fails, none (the oracles then read the programs'
+    /// text), with a warning naming why.
+    pub fn for_oracle(
+        release: &Release,
+        kind: crate::OracleKind,
+        python: Option<&Path>,
+    ) -> Option<ReferenceReads> {
+        if kind == crate::OracleKind::Plan {
+            return None;
+        }
+        match ReferenceReads::load_or_audit(release, python, default_cache_dir().as_deref()) {
+            Ok(reads) => Some(reads),
+            Err(e) => {
+                tracing::warn!(error = %e, "oracles read the programs' text instead");
+                None
+            }
+        }
+    }
+
     /// The reads of one task (static reading when the task is unknown).
     pub fn of(&self, task: &Task) -> TaskReads {
         self.tasks

@@ -93,6 +93,13 @@ pub fn render_study_text(report: &StudyReport) -> String {
         "(W/T/L: per-task Core against {} won / tied (within {} points) / lost, in % of tasks)",
         report.reference, report.tie_margin
     );
+    for r in report.rows.iter().filter(|r| r.not_applicable > 0) {
+        let _ = writeln!(
+            out,
+            "({}: {} of {} tasks not applicable, left out of its means and pairs)",
+            r.condition, r.not_applicable, report.tasks
+        );
+    }
     if report.rows.iter().any(|r| r.description.is_some()) {
         let _ = writeln!(out, "\nRows");
         for r in &report.rows {
@@ -196,7 +203,17 @@ pub fn render_study_html(report: &StudyReport) -> String {
             l
         );
     }
-    html.push_str("</table><table><tr><th>Diagnostics per task</th>");
+    html.push_str("</table>");
+    for r in report.rows.iter().filter(|r| r.not_applicable > 0) {
+        let _ = write!(
+            html,
+            "<p>{}: {} of {} tasks not applicable, left out of its means and pairs.</p>",
+            escape(&r.condition),
+            r.not_applicable,
+            report.tasks
+        );
+    }
+    html.push_str("<table><tr><th>Diagnostics per task</th>");
     for h in DIAG_HEADER {
         let _ = write!(html, "<th>{}</th>", escape(h));
     }

@@ -25,7 +25,7 @@ use earthverse_interventions::{OracleKind, PerturbationKind};
 use earthverse_package_model::{Release, RunCondition};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Seed of the perturbed releases a study makes (App. C.5's seed).
@@ -320,6 +320,49 @@ pub fn perturbed_release(
         )));
     }
     Ok(path)
+}
+
+/// The tasks of `tasks` whose perturbation in the perturbed release at
+/// `perturbed` does not apply, each with the manifest's reason (issue #45:
+/// such a task is left out of the condition's pairs, and the report says
+/// how many).
+pub fn not_applicable_tasks(perturbed: &Path, tasks: &[String]) -> BTreeMap<String, String> {
+    tasks
+        .iter()
+        .filter_map(|t| {
+            let manifest = earthverse_interventions::perturb::read_manifest(perturbed, t)?;
+            let reason = manifest.not_applicable?;
+            Some((t.clone(), reason))
+        })
+        .collect()
+}
+
+/// The not-applicable tasks of every perturbation condition of `study`
+/// whose perturbed release is in `dir` (by condition name).
+///
+/// # Errors
+/// [`Error`] when a condition's perturbation key is not a kind.
+pub fn study_not_applicable(
+    dir: &Path,
+    study: &ResolvedStudy,
+) -> Result<BTreeMap<String, BTreeMap<String, String>>> {
+    let mut out = BTreeMap::new();
+    for c in &study.conditions {
+        let Some(kind) =
+            perturbation_of(&c.condition.condition).map_err(|message| Error::StudyDir {
+                dir: dir.to_path_buf(),
+                message,
+            })?
+        else {
+            continue;
+        };
+        let path = dir.join("releases").join(kind.as_str());
+        let excluded = not_applicable_tasks(&path, study.tasks());
+        if !excluded.is_empty() {
+            out.insert(c.condition.name.clone(), excluded);
+        }
+    }
+    Ok(out)
 }
 
 /// Writes a study's file into its directory (atomically: a temporary file

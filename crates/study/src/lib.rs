@@ -76,8 +76,9 @@ mod report;
 mod select;
 
 pub use condition::{
-    oracle_of, perturbation_of, perturbed_release, read_studies, read_study, resolve_study,
-    study_file, write_study, ResolvedCondition, ResolvedStudy, STUDY_PERTURBATION_SEED,
+    not_applicable_tasks, oracle_of, perturbation_of, perturbed_release, read_studies, read_study,
+    resolve_study, study_file, study_not_applicable, write_study, ResolvedCondition, ResolvedStudy,
+    STUDY_PERTURBATION_SEED,
 };
 pub use diagnostics::{injected_files, Diagnostics, READ_TOOLS};
 pub use error::{Error, Result};

@@ -33,6 +33,10 @@ pub struct ConditionRow {
     pub scores: LeaderboardRow,
     /// Runs of the manifest missing, counted as failures.
     pub missing_runs: usize,
+    /// Tasks of the manifest this condition does not apply to (a
+    /// perturbation with no valid target): out of its pairs and its means.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub not_applicable: usize,
     /// ΔCore against the reference with its paired interval (`None` for
     /// the reference itself).
     pub delta_core: Option<PairedDelta>,
@@ -79,6 +83,11 @@ pub struct ReportSettings {
     pub all_pairs: bool,
     /// Count missing runs as failures instead of refusing the report.
     pub allow_partial: bool,
+    /// Tasks left out of a condition's pairs, by condition name: those a
+    /// perturbation condition's perturbation does not apply to (task →
+    /// reason; [`crate::not_applicable_tasks`]). Such a task is neither a
+    /// run nor a failure of that condition.
+    pub not_applicable: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 impl Default for ReportSettings {
@@ -88,6 +97,7 @@ impl Default for ReportSettings {
             tie_margin: PAIRWISE_TIE_MARGIN,
             all_pairs: false,
             allow_partial: false,
+            not_applicable: BTreeMap::new(),
         }
     }
 }
@@ -142,12 +152,20 @@ pub fn build_report(
         for o in &mut mine {
             o.system = name.clone();
         }
-        let missing = fill_missing_as_failures(&mut mine, tasks);
+        // Tasks the condition does not apply to leave its pairs.
+        let excluded = settings.not_applicable.get(name);
+        mine.retain(|o| excluded.is_none_or(|x| !x.contains_key(&o.task)));
+        let applicable: Vec<String> = tasks
+            .iter()
+            .filter(|t| excluded.is_none_or(|x| !x.contains_key(*t)))
+            .cloned()
+            .collect();
+        let missing = fill_missing_as_failures(&mut mine, &applicable);
         if missing > 0 && !settings.allow_partial {
             return Err(Error::MissingRuns {
                 condition: name.clone(),
                 missing,
-                tasks: tasks.len(),
+                tasks: applicable.len(),
             });
         }
         missing_of.insert(name.clone(), missing);
@@ -188,6 +206,7 @@ pub fn build_report(
             runs: c.runs.clone(),
             scores,
             missing_runs: missing_of.get(name).copied().unwrap_or(0),
+            not_applicable: settings.not_applicable.get(name).map_or(0, BTreeMap::len),
             delta_core,
             vs_reference,
             resources: diagnostics.get(&c.runs).cloned().unwrap_or_default(),
@@ -208,6 +227,10 @@ pub fn build_report(
         core_by_capability: slice_table(&outcomes, SliceBy::Capability)?,
         pairwise,
     })
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Failures filled in for missing runs carry no labels; give them the

@@ -472,6 +472,29 @@ fn the_report_pairs_each_condition_with_the_reference_on_the_manifest_tasks() {
     assert_eq!((w.wins, w.ties, w.losses), (1, 1, 2));
     assert!(report.rows[0].vs_reference.is_none() && report.rows[0].delta_core.is_none());
     assert_eq!(report.pairwise.len(), 3);
+
+    // Issue #45: a task the condition does not apply to (a perturbation
+    // with no valid target) is out of its means and pairs, not a failure.
+    let settings = ReportSettings {
+        allow_partial: false,
+        not_applicable: BTreeMap::from([(
+            "other".to_string(),
+            BTreeMap::from([("T4".to_string(), "no secondary source".to_string())]),
+        )]),
+        ..settings
+    };
+    let report = build_report(&study, &scored, &BTreeMap::new(), &settings).unwrap();
+    let other = &report.rows[2];
+    assert_eq!((other.missing_runs, other.not_applicable), (0, 1));
+    assert!((other.scores.core - (70.0 + 60.5 + 40.0) / 3.0).abs() < 1e-9);
+    let pooled: Vec<TaskOutcome> = pooled
+        .into_iter()
+        .filter(|o| !(o.system == "other" && o.task == "T4"))
+        .collect();
+    let expected = compare(&pooled, "other", "ref", Metric::Core, &settings.bootstrap).unwrap();
+    assert_eq!(other.delta_core.as_ref().unwrap(), &expected);
+    let w = other.vs_reference.as_ref().unwrap();
+    assert_eq!((w.wins, w.ties, w.losses), (1, 1, 1), "three pairs");
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! of a release, each checked by the leak guard before it is printed.
 
 use anyhow::{bail, Context};
-use earthverse_interventions::{oracle, Oracle, OracleError, OracleKind};
+use earthverse_interventions::{Oracle, OracleError, OracleKind};
 use earthverse_package_model::Release;
 use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolDescriptor};
 use std::path::PathBuf;
@@ -44,13 +44,16 @@ pub fn oracles(
     only: Option<&str>,
 ) -> anyhow::Result<(Vec<Oracle>, Vec<OracleError>)> {
     let tools = tool_descriptors()?;
+    // The files each task's reference analysis opens (audited, cached).
+    let reads = earthverse_interventions::ReferenceReads::for_oracle(release, kind, None);
     let mut made = Vec::new();
     let mut refused = Vec::new();
     for task in release.tasks() {
         if only.is_some_and(|id| id != task.task_id) {
             continue;
         }
-        match oracle(task, kind, &tools) {
+        let task_reads = reads.as_ref().map(|r| r.of(task));
+        match earthverse_interventions::oracle_with_reads(task, kind, &tools, task_reads.as_ref()) {
             Ok(o) => made.push(o),
             Err(e) => refused.push(e),
         }

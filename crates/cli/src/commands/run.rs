@@ -422,19 +422,29 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             Some((input.task_id.clone(), serde_json::to_value(manifest).ok()?))
         })
         .collect();
-    // Oracles (App. A.3.1): the leak-checked text joins the task message.
+    // Oracles (App. A.3.1): the leak-checked text is recorded in the run's
+    // condition, and the controller shows it after the question (routing
+    // on the question alone).
     let mut oracles = std::collections::BTreeMap::new();
     if let Some(kind) = args.condition.oracle {
         let tools = super::oracle::tool_descriptors()?;
-        for input in &mut inputs {
-            let Some(task) = release.tasks().iter().find(|t| t.task_id == input.task_id) else {
+        let reads = earthverse_interventions::ReferenceReads::for_oracle(
+            &release,
+            kind,
+            args.python.as_deref(),
+        );
+        for input in &inputs {
+            let Some(task) = release.task(&input.task_id) else {
                 continue;
             };
-            let record = match earthverse_interventions::oracle(task, kind, &tools) {
-                Ok(o) => {
-                    input.question = format!("{}\n\n{}", input.question, o.text);
-                    serde_json::json!({"kind": kind.as_str(), "text": o.text})
-                }
+            let task_reads = reads.as_ref().map(|r| r.of(task));
+            let record = match earthverse_interventions::oracle_with_reads(
+                task,
+                kind,
+                &tools,
+                task_reads.as_ref(),
+            ) {
+                Ok(o) => serde_json::json!({"kind": kind.as_str(), "text": o.text}),
                 Err(e) => {
                     eprintln!("note: {e}; the task runs without an oracle");
                     serde_json::json!({"kind": kind.as_str(), "text": null, "reason": e.to_string()})

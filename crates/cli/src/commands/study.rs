@@ -13,8 +13,9 @@ use earthverse_agent_controller::Condition;
 use earthverse_package_model::Release;
 use earthverse_stats_bootstrap::BootstrapConfig;
 use earthverse_study::{
-    build_report, load_manifest, oracle_of, perturbation_of, perturbed_release, read_study,
-    resolve_study, select_release_tasks, study_diagnostics, write_study, ReportSettings,
+    build_report, load_manifest, not_applicable_tasks, oracle_of, perturbation_of,
+    perturbed_release, read_study, resolve_study, select_release_tasks, study_diagnostics,
+    study_not_applicable, write_study, ReportSettings,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -158,14 +159,38 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
         }
         let record = &c.condition.condition;
         let condition = Condition::from_record(record)?;
-        let condition_release = match perturbation_of(record).map_err(anyhow::Error::msg)? {
-            None => release_root.clone(),
-            Some(kind) => perturbed_release(&args.out, &release, kind, tasks)?,
-        };
+        let (condition_release, run_tasks) =
+            match perturbation_of(record).map_err(anyhow::Error::msg)? {
+                None => (release_root.clone(), tasks.to_vec()),
+                Some(kind) => {
+                    let path = perturbed_release(&args.out, &release, kind, tasks)?;
+                    // Tasks with no valid target leave this condition's pairs.
+                    let excluded = not_applicable_tasks(&path, tasks);
+                    if !excluded.is_empty() {
+                        eprintln!(
+                            "study {}: condition {name}: {} of {} task(s) not applicable \
+                             (left out of its pairs; reasons in {}/perturbations/)",
+                            study.name,
+                            excluded.len(),
+                            tasks.len(),
+                            path.display()
+                        );
+                    }
+                    let kept: Vec<String> = tasks
+                        .iter()
+                        .filter(|t| !excluded.contains_key(*t))
+                        .cloned()
+                        .collect();
+                    (path, kept)
+                }
+            };
+        if run_tasks.is_empty() {
+            continue;
+        }
         let run_args = RunArgs {
             release: condition_release,
             agent: args.agent.clone(),
-            tasks: Some(tasks.join(",")),
+            tasks: Some(run_tasks.join(",")),
             concurrency: args.concurrency,
             shard: args.shard.clone(),
             base_url: args.base_url.clone(),
@@ -246,9 +271,16 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
         tie_margin: args.tie_margin,
         all_pairs: args.all_pairs,
         allow_partial: args.allow_partial,
+        not_applicable: study_not_applicable(&args.dir, &study)?,
     };
     let diagnostics = study_diagnostics(&args.dir, &study)?;
     let report = build_report(&study, &scored, &diagnostics, &settings)?;
+    for r in report.rows.iter().filter(|r| r.not_applicable > 0) {
+        eprintln!(
+            "study report: condition {}: {} of {} tasks not applicable, left out of its pairs",
+            r.condition, r.not_applicable, report.tasks
+        );
+    }
     for r in report.rows.iter().filter(|r| r.missing_runs > 0) {
         eprintln!(
             "study report: condition {} lacks {} of {} runs; they count as failures",
