@@ -87,7 +87,7 @@ fn every_dev_slice_oracle_is_answer_free() {
 /// test target folder, so the perturbation test reuses the audit).
 #[test]
 fn the_plan_never_localises_and_the_relevant_files_match_what_the_analysis_opens() {
-    use earthverse_interventions::{localisation_leaks, ReferenceReads};
+    use earthverse_interventions::{localisation_leaks, oracle_with_reads, ReferenceReads};
     let release = Release::load(&dev_slice()).unwrap();
     let python = std::env::var_os(earthverse_package_model::regenerate::PYTHON_ENV_VAR)
         .map(std::path::PathBuf::from)
@@ -101,6 +101,7 @@ fn the_plan_never_localises_and_the_relevant_files_match_what_the_analysis_opens
     let tools = Registry::with_research_tools(ResearchToolsConfig::default()).definitions();
     let (mut plans, mut named) = (0, Vec::new());
     let (mut shown, mut right, mut opened) = (0usize, 0usize, 0usize);
+    let (mut text_shown, mut text_right, mut text_opened) = (0usize, 0usize, 0usize);
     for task in release.tasks() {
         let audited = reads.of(task);
         let files: Vec<&str> = audited.paths();
@@ -125,7 +126,10 @@ fn the_plan_never_localises_and_the_relevant_files_match_what_the_analysis_opens
                 plan.text
             );
         }
-        if let Ok(o) = oracle(task, OracleKind::RelevantFiles, &tools) {
+        // As a run builds it (`earthverse run --oracle relevant-files`):
+        // from the audited reads; files that are themselves answers are
+        // withheld and count as misses.
+        if let Ok(o) = oracle_with_reads(task, OracleKind::RelevantFiles, &tools, Some(&audited)) {
             shown += o.files.len();
             right += o
                 .files
@@ -134,12 +138,27 @@ fn the_plan_never_localises_and_the_relevant_files_match_what_the_analysis_opens
                 .count();
             opened += files.len();
         }
+        // The text reading alone, for the record.
+        if let Ok(o) = oracle(task, OracleKind::RelevantFiles, &tools) {
+            text_shown += o.files.len();
+            text_right += o
+                .files
+                .iter()
+                .filter(|f| files.contains(&f.as_str()))
+                .count();
+            text_opened += files.len();
+        }
     }
     assert_eq!(plans, release.tasks().len(), "every task gets a plan");
     assert!(named.is_empty(), "plans naming opened files: {named:?}");
     let precision = right as f64 / shown as f64;
     let recall = right as f64 / opened as f64;
     eprintln!("relevant-file oracle vs audited files: precision {precision:.3}, recall {recall:.3} ({right} of {shown} shown, {opened} opened)");
+    eprintln!(
+        "text reading alone: precision {:.3}, recall {:.3}",
+        text_right as f64 / text_shown as f64,
+        text_right as f64 / text_opened as f64
+    );
     assert!(
         precision >= 0.95 && recall >= 0.95,
         "precision {precision:.3}, recall {recall:.3}"

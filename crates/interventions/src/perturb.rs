@@ -1552,7 +1552,8 @@ pub const MANIFESTS_DIR: &str = "perturbations";
 
 /// Writes the `kind` perturbation of `release` (every task, or only
 /// `tasks`) to `out` with `seed`, targeting each task's evidence as its
-/// reference analysis reads it ([`ReferenceReads::load_or_audit`], cached
+/// reference analysis reads it ([`ReferenceReads::load_or_audit_tasks`] of
+/// those tasks, cached
 /// in [`crate::reads::default_cache_dir`]). Returns the manifests in task
 /// order.
 ///
@@ -1566,8 +1567,12 @@ pub fn perturb_release(
     out: &Path,
     tasks: Option<&BTreeSet<String>>,
 ) -> Result<Vec<TaskPerturbation>, PerturbError> {
-    let reads =
-        ReferenceReads::load_or_audit(release, None, crate::reads::default_cache_dir().as_deref())?;
+    let reads = ReferenceReads::load_or_audit_tasks(
+        release,
+        tasks,
+        None,
+        crate::reads::default_cache_dir().as_deref(),
+    )?;
     perturb_release_with(release, kind, seed, out, tasks, &reads)
 }
 

@@ -17,7 +17,7 @@ use earthverse_package_model::regenerate::RegenerateOptions;
 use earthverse_package_model::{Release, Task};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// How a task's reads were found.
@@ -108,9 +108,18 @@ fn static_reads(task: &Task) -> TaskReads {
 
 /// The release's fingerprint (see the module docs).
 pub fn release_fingerprint(release: &Release) -> String {
+    fingerprint_of(release, None)
+}
+
+/// The fingerprint of `tasks` of `release` (all when `None`).
+fn fingerprint_of(release: &Release, tasks: Option<&BTreeSet<String>>) -> String {
     let mut hash = Sha256::new();
     hash.update(format!("reference-reads v{AUDIT_VERSION}\n"));
-    for task in release.tasks() {
+    for task in release
+        .tasks()
+        .iter()
+        .filter(|t| tasks.is_none_or(|ids| ids.contains(&t.task_id)))
+    {
         hash.update(task.task_id.as_bytes());
         hash.update([0]);
         hash.update(task.compute_gt_py.as_deref().unwrap_or("").as_bytes());
@@ -161,9 +170,23 @@ impl ReferenceReads {
     /// # Errors
     /// [`ReadsError::Audit`] when the export for the programs fails.
     pub fn audit(release: &Release, python: &Path, jobs: usize) -> Result<Self, ReadsError> {
+        Self::audit_tasks(release, None, python, jobs)
+    }
+
+    /// [`ReferenceReads::audit`] of `tasks` only (all when `None`).
+    ///
+    /// # Errors
+    /// As [`ReferenceReads::audit`].
+    pub fn audit_tasks(
+        release: &Release,
+        selected: Option<&BTreeSet<String>>,
+        python: &Path,
+        jobs: usize,
+    ) -> Result<Self, ReadsError> {
         let options = RegenerateOptions {
             python: python.to_path_buf(),
             jobs,
+            task_ids: selected.cloned(),
             ..RegenerateOptions::default()
         };
         let audited = audit_reference_reads(release, &options, true)?;
@@ -191,7 +214,7 @@ impl ReferenceReads {
             tasks.insert(a.task_id, reads);
         }
         Ok(ReferenceReads {
-            fingerprint: release_fingerprint(release),
+            fingerprint: fingerprint_of(release, selected),
             python: Some(python.display().to_string()),
             tasks,
         })
@@ -209,7 +232,22 @@ impl ReferenceReads {
         python: Option<&Path>,
         cache_dir: Option<&Path>,
     ) -> Result<Self, ReadsError> {
-        let fingerprint = release_fingerprint(release);
+        Self::load_or_audit_tasks(release, None, python, cache_dir)
+    }
+
+    /// [`ReferenceReads::load_or_audit`] of `tasks` only (all when
+    /// `None`): the cache key is the fingerprint of those tasks, so a study
+    /// of a few tasks audits only them.
+    ///
+    /// # Errors
+    /// As [`ReferenceReads::load_or_audit`].
+    pub fn load_or_audit_tasks(
+        release: &Release,
+        tasks: Option<&BTreeSet<String>>,
+        python: Option<&Path>,
+        cache_dir: Option<&Path>,
+    ) -> Result<Self, ReadsError> {
+        let fingerprint = fingerprint_of(release, tasks);
         let cache = cache_dir.map(|d| {
             d.join("reference-reads")
                 .join(format!("{}.json", &fingerprint[..32]))
@@ -229,7 +267,7 @@ impl ReferenceReads {
             None => earthverse_tool_registry::sandbox::resolve_interpreter(None).0,
         };
         tracing::info!(python = %python.display(), "auditing the reference analyses");
-        let reads = ReferenceReads::audit(release, &python, 0)?;
+        let reads = ReferenceReads::audit_tasks(release, tasks, &python, 0)?;
         if let Some(path) = &cache {
             write_atomic(path, &reads).map_err(|source| ReadsError::Cache {
                 path: path.clone(),
@@ -241,18 +279,25 @@ impl ReferenceReads {
 
     /// The reads the `kind` oracle is built on: none for the planning
     /// oracle (it localises nothing); else the cached or fresh audit of
-    /// `release` ([`ReferenceReads::load_or_audit`] with the default cache),
+    /// `tasks` of `release` (all when `None`;
+    /// [`ReferenceReads::load_or_audit_tasks`] with the default cache),
     /// or, when that fails, none (the oracles then read the programs'
     /// text), with a warning naming why.
     pub fn for_oracle(
         release: &Release,
         kind: crate::OracleKind,
+        tasks: Option<&BTreeSet<String>>,
         python: Option<&Path>,
     ) -> Option<ReferenceReads> {
         if kind == crate::OracleKind::Plan {
             return None;
         }
-        match ReferenceReads::load_or_audit(release, python, default_cache_dir().as_deref()) {
+        match ReferenceReads::load_or_audit_tasks(
+            release,
+            tasks,
+            python,
+            default_cache_dir().as_deref(),
+        ) {
             Ok(reads) => Some(reads),
             Err(e) => {
                 tracing::warn!(error = %e, "oracles read the programs' text instead");

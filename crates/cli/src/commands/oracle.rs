@@ -45,7 +45,13 @@ pub fn oracles(
 ) -> anyhow::Result<(Vec<Oracle>, Vec<OracleError>)> {
     let tools = tool_descriptors()?;
     // The files each task's reference analysis opens (audited, cached).
-    let reads = earthverse_interventions::ReferenceReads::for_oracle(release, kind, None);
+    let only_set = only.map(|id| std::collections::BTreeSet::from([id.to_string()]));
+    let reads = earthverse_interventions::ReferenceReads::for_oracle(
+        release,
+        kind,
+        only_set.as_ref(),
+        None,
+    );
     let mut made = Vec::new();
     let mut refused = Vec::new();
     for task in release.tasks() {

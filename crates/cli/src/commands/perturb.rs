@@ -74,8 +74,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .python
         .clone()
         .unwrap_or_else(|| earthverse_tool_registry::sandbox::resolve_interpreter(None).0);
-    let reads = ReferenceReads::load_or_audit(
+    let reads = ReferenceReads::load_or_audit_tasks(
         &release,
+        tasks.as_ref(),
         Some(&python),
         earthverse_interventions::reads::default_cache_dir().as_deref(),
     )?;

@@ -431,6 +431,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         let reads = earthverse_interventions::ReferenceReads::for_oracle(
             &release,
             kind,
+            Some(&inputs.iter().map(|i| i.task_id.clone()).collect()),
             args.python.as_deref(),
         );
         for input in &inputs {
