@@ -535,153 +535,10 @@ fn plan_task(
             });
         }
         PerturbationKind::UnitChange => {
-            let program = task.compute_gt_py.as_deref().unwrap_or("");
-            // (needed rank, file, block, var, unit, by key lookup?)
-            let mut candidates = Vec::new();
-            for f in opened.iter().filter(|f| suffix(&f.path) == "json") {
-                let Ok(value) = serde_json::from_slice::<Value>(&read(&f.path)?) else {
-                    continue;
-                };
-                for (block, var, unit) in unit_series(&value) {
-                    let key = format!("{block}.{var}");
-                    let looked_up = f.keys.iter().any(|k| k == &key);
-                    let named = program.contains(&format!("\"{var}\""))
-                        || program.contains(&format!("'{var}'"));
-                    if looked_up || (f.keys.is_empty() && named) {
-                        candidates.push((*f, block, var, unit, looked_up));
-                    }
-                }
-            }
-            if candidates.is_empty() {
-                // Units written in key names, for the keys the analysis looks up.
-                let mut keyed = Vec::new();
-                for f in opened.iter().filter(|f| suffix(&f.path) == "json") {
-                    let Ok(value) = serde_json::from_slice::<Value>(&read(&f.path)?) else {
-                        continue;
-                    };
-                    for key in &f.keys {
-                        if let Some((block, name, token)) = unit_key(&value, key) {
-                            keyed.push((*f, block, name, token));
-                        }
-                    }
-                }
-                if keyed.is_empty() {
-                    // A measurement in a text document the analysis reads,
-                    // in a unit its program names.
-                    let literals = program_literals(program);
-                    for f in &opened {
-                        let bytes = read(&f.path)?;
-                        if suffix(&f.path) == "json" || !is_plain_text(&bytes) {
-                            continue;
-                        }
-                        let Ok(text) = String::from_utf8(bytes) else {
-                            continue;
-                        };
-                        let Some((changed, change)) = convert_text(&text, &f.path, &literals)
-                        else {
-                            continue;
-                        };
-                        let what = format!(
-                            "`{}` -> `{}` ({} -> {}, x * {} + {})",
-                            change.text_original.as_deref().unwrap_or(""),
-                            change.text_converted.as_deref().unwrap_or(""),
-                            change.from,
-                            change.to,
-                            change.factor,
-                            change.offset
-                        );
-                        edit.rewrite
-                            .push((f.path.clone(), changed.into_bytes(), what.clone()));
-                        edit.target = Some(Target {
-                            file: f.path.clone(),
-                            variable: change.text_original.clone(),
-                            change: what,
-                            why: format!(
-                                "{}; its program reads measurements in {}",
-                                how_read(f),
-                                change.from
-                            ),
-                        });
-                        edit.unit_change = Some(change);
-                        return Ok(edit);
-                    }
-                }
-                let Some(best) = keyed.iter().map(|c| c.0.needed != Some(true)).min() else {
-                    return Err(
-                        "the reference analysis reads no unit-labelled value: no JSON series in °C, K, mm, cm, km/h, m/s, kt or hPa (`<block>_units`), no key it looks up that names such a unit (`..._mm_...`), and no measurement in a text it reads in a unit its program names"
-                            .into(),
-                    );
-                };
-                let pool: Vec<_> = keyed
-                    .iter()
-                    .filter(|c| (c.0.needed != Some(true)) == best)
-                    .collect();
-                let (f, block, name, token) = pool.choose(rng).ok_or("no choice")?;
-                let mut value: Value =
-                    serde_json::from_slice(&read(&f.path)?).map_err(|e| e.to_string())?;
-                let change = convert_key(&mut value, &f.path, block, name, token)
-                    .ok_or("the value could not be converted")?;
-                let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
-                bytes.push(b'\n');
-                let path = if block.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{block}.{name}")
-                };
-                let what = format!(
-                    "{path}: {} -> {} (x * {} + {}; key renamed to {})",
-                    change.from,
-                    change.to,
-                    change.factor,
-                    change.offset,
-                    change.renamed_to.as_deref().unwrap_or("")
-                );
-                edit.rewrite.push((f.path.clone(), bytes, what.clone()));
-                edit.target = Some(Target {
-                    file: f.path.clone(),
-                    variable: Some(path),
-                    change: what,
-                    why: format!("{}; the program looks this value up", how_read(f)),
-                });
-                edit.unit_change = Some(change);
-                return Ok(edit);
-            }
-            let Some(best) = candidates.iter().map(|c| c.0.needed != Some(true)).min() else {
-                return Err(
-                    "the reference analysis reads no unit-labelled JSON series in °C, K, mm, cm, km/h, m/s, kt or hPa (`<block>_units`)"
-                        .into(),
-                );
-            };
-            let pool: Vec<_> = candidates
-                .iter()
-                .filter(|c| (c.0.needed != Some(true)) == best)
-                .collect();
-            let (f, block, var, unit, looked_up) = pool.choose(rng).ok_or("no choice")?;
-            let mut value: Value =
-                serde_json::from_slice(&read(&f.path)?).map_err(|e| e.to_string())?;
-            let change = convert_series(&mut value, &f.path, block, var, unit)
-                .ok_or("the series could not be converted")?;
-            let mut bytes = serde_json::to_vec_pretty(&value).map_err(|e| e.to_string())?;
-            bytes.push(b'\n');
-            let what = format!(
-                "{block}.{var}: {unit} -> {} (x * {} + {}, label updated)",
-                change.to, change.factor, change.offset
-            );
-            edit.rewrite.push((f.path.clone(), bytes, what.clone()));
-            edit.target = Some(Target {
-                file: f.path.clone(),
-                variable: Some(format!("{block}.{var}")),
-                change: what,
-                why: format!(
-                    "{}; {}",
-                    how_read(f),
-                    if *looked_up {
-                        "the program looks this series up"
-                    } else {
-                        "the program names this series"
-                    }
-                ),
-            });
+            let (bytes, target, change) = plan_unit_change(task, &opened, &read, rng)?;
+            edit.rewrite
+                .push((target.file.clone(), bytes, target.change.clone()));
+            edit.target = Some(target);
             edit.unit_change = Some(change);
         }
         PerturbationKind::Conflicting => {
@@ -771,6 +628,159 @@ fn shift_dates(value: &mut Value, keys: &[String]) -> Option<(String, String)> {
         }
     }
     None
+}
+
+/// A JSON document as a perturbation writes it (pretty, newline-ended).
+fn json_bytes(value: &Value) -> Result<Vec<u8>, String> {
+    let mut bytes = serde_json::to_vec_pretty(value).map_err(|e| e.to_string())?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}
+
+/// One of `candidates`, drawn with `rng` among those in files the analysis
+/// needs when there are any, else among all (`file` names each one's file).
+fn choose_needed_first<'a, T>(
+    candidates: &'a [T],
+    file: impl Fn(&T) -> &OpenedFile,
+    rng: &mut rand_chacha::ChaCha20Rng,
+) -> Option<&'a T> {
+    let best = candidates
+        .iter()
+        .map(|c| file(c).needed != Some(true))
+        .min()?;
+    let pool: Vec<&T> = candidates
+        .iter()
+        .filter(|c| (file(c).needed != Some(true)) == best)
+        .collect();
+    pool.choose(rng).copied()
+}
+
+/// A unit change of what the analysis reads, in the first layout that
+/// applies: a unit-labelled JSON series it looks up (or, read statically,
+/// names); else a looked-up key whose name carries the unit; else a
+/// measurement in a text it reads, in a unit its program names. Returns
+/// the changed file's bytes, the target and the conversion.
+fn plan_unit_change(
+    task: &Task,
+    opened: &[&OpenedFile],
+    read: &dyn Fn(&str) -> Result<Vec<u8>, String>,
+    rng: &mut rand_chacha::ChaCha20Rng,
+) -> Result<(Vec<u8>, Target, UnitChange), String> {
+    let program = task.compute_gt_py.as_deref().unwrap_or("");
+    let mut documents: Vec<(&OpenedFile, Value)> = Vec::new();
+    for f in opened.iter().filter(|f| suffix(&f.path) == "json") {
+        if let Ok(value) = serde_json::from_slice::<Value>(&read(&f.path)?) {
+            documents.push((*f, value));
+        }
+    }
+    // 1. Series with a unit label (`<block>_units`).
+    let mut series = Vec::new();
+    for (f, value) in &documents {
+        for (block, var, unit) in unit_series(value) {
+            let key = format!("{block}.{var}");
+            let looked_up = f.keys.iter().any(|k| k == &key);
+            let named =
+                program.contains(&format!("\"{var}\"")) || program.contains(&format!("'{var}'"));
+            if looked_up || (f.keys.is_empty() && named) {
+                series.push((*f, value, block, var, unit, looked_up));
+            }
+        }
+    }
+    if let Some((f, value, block, var, unit, looked_up)) =
+        choose_needed_first(&series, |c| c.0, rng)
+    {
+        let mut value = (*value).clone();
+        let change = convert_series(&mut value, &f.path, block, var, unit)
+            .ok_or("the series could not be converted")?;
+        let what = format!(
+            "{block}.{var}: {unit} -> {} (x * {} + {}, label updated)",
+            change.to, change.factor, change.offset
+        );
+        let how = if *looked_up {
+            "the program looks this series up"
+        } else {
+            "the program names this series"
+        };
+        let target = Target {
+            file: f.path.clone(),
+            variable: Some(format!("{block}.{var}")),
+            change: what,
+            why: format!("{}; {how}", how_read(f)),
+        };
+        return Ok((json_bytes(&value)?, target, change));
+    }
+    // 2. Units written in the names of the keys the analysis looks up.
+    let mut keyed = Vec::new();
+    for (f, value) in &documents {
+        for key in &f.keys {
+            if let Some((block, name, token)) = unit_key(value, key) {
+                keyed.push((*f, value, block, name, token));
+            }
+        }
+    }
+    if let Some((f, value, block, name, token)) = choose_needed_first(&keyed, |c| c.0, rng) {
+        let mut value = (*value).clone();
+        let change = convert_key(&mut value, &f.path, block, name, token)
+            .ok_or("the value could not be converted")?;
+        let path = if block.is_empty() {
+            name.clone()
+        } else {
+            format!("{block}.{name}")
+        };
+        let what = format!(
+            "{path}: {} -> {} (x * {} + {}; key renamed to {})",
+            change.from,
+            change.to,
+            change.factor,
+            change.offset,
+            change.renamed_to.as_deref().unwrap_or("")
+        );
+        let target = Target {
+            file: f.path.clone(),
+            variable: Some(path),
+            change: what,
+            why: format!("{}; the program looks this value up", how_read(f)),
+        };
+        return Ok((json_bytes(&value)?, target, change));
+    }
+    // 3. A measurement in a text the analysis reads, in a unit its program names.
+    let literals = program_literals(program);
+    for f in opened {
+        let bytes = read(&f.path)?;
+        if suffix(&f.path) == "json" || !is_plain_text(&bytes) {
+            continue;
+        }
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let Some((changed, change)) = convert_text(&text, &f.path, &literals) else {
+            continue;
+        };
+        let what = format!(
+            "`{}` -> `{}` ({} -> {}, x * {} + {})",
+            change.text_original.as_deref().unwrap_or(""),
+            change.text_converted.as_deref().unwrap_or(""),
+            change.from,
+            change.to,
+            change.factor,
+            change.offset
+        );
+        let target = Target {
+            file: f.path.clone(),
+            variable: change.text_original.clone(),
+            change: what,
+            why: format!(
+                "{}; its program reads measurements in {}",
+                how_read(f),
+                change.from
+            ),
+        };
+        return Ok((changed.into_bytes(), target, change));
+    }
+    Err(
+        "the reference analysis reads no unit-labelled value: no JSON series in °C, K, mm, cm, km/h, m/s, kt or hPa (`<block>_units`), no key it looks up that names such a unit (`..._mm_...`), and no measurement in a text it reads in a unit its program names"
+            .into(),
+    )
 }
 
 /// The secondary source of a conflicting-evidence perturbation, always a
