@@ -31,7 +31,7 @@ use crate::replay::{Difference, Skipped};
 use crate::research::PythonExec;
 use crate::sandbox::PythonConfig;
 use crate::tool::ToolContext;
-use earthverse_package_model::release::{load_recorded_runs, RELEASE_PACKAGES_DIR};
+use earthverse_package_model::release::load_recorded_runs;
 use earthverse_package_model::run::RecordedToolCall;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
@@ -361,7 +361,6 @@ pub fn replay_python(
         path: runs_dir.clone(),
         source: std::io::Error::other(e.to_string()),
     })?;
-    let packages = release_root.join(RELEASE_PACKAGES_DIR);
     let inventories = crate::replay::load_inventories(&release_root.join("tasks"));
     let tool = Arc::new(PythonExec::new(options.python.clone()));
     let scratch_root = tempfile::Builder::new()
@@ -394,8 +393,8 @@ pub fn replay_python(
             if calls.is_empty() {
                 continue;
             }
-            let package_id = entry.task_id.split('_').next().unwrap_or("").to_owned();
-            let package_root = packages.join(&package_id);
+            let (package_root, inventory_key) =
+                crate::replay::package_of(release_root, &entry.task_id);
             let scratch = scratch_root.path().join(format!("run-{index}"));
             let (system, task) = (entry.system_id.clone(), entry.task_id.clone());
             let tool = Arc::clone(&tool);
@@ -403,7 +402,7 @@ pub fn replay_python(
             let inventories = Arc::clone(&inventories);
             handles.push(tokio::spawn(async move {
                 let _permit = semaphore.acquire_owned().await;
-                let inventory = inventories.get(&package_id);
+                let inventory = inventories.get(&inventory_key);
                 let mut out = Vec::with_capacity(calls.len());
                 let mut unreplayed_before = false;
                 for call in calls {

@@ -14,7 +14,7 @@ use crate::registry::{normalise_args, TRUNCATION_MARKER};
 use crate::render::render_output_text;
 use crate::research::{self, ReadMode};
 use crate::tool::{Tool, ToolContext, ToolOutput};
-use earthverse_package_model::release::RELEASE_PACKAGES_DIR;
+use earthverse_package_model::release::{RELEASE_PACKAGES_DIR, TASK_PACKAGES_DIR};
 use earthverse_package_model::run::RecordedToolCall;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -146,7 +146,6 @@ pub fn replay(release_root: &Path, runs_dir: Option<&Path>) -> crate::Result<Rep
                 source: std::io::Error::other(e.to_string()),
             }
         })?;
-    let packages = release_root.join(RELEASE_PACKAGES_DIR);
     let inventories = load_inventories(&release_root.join("tasks"));
     let tools: Vec<std::sync::Arc<dyn Tool>> =
         research::file_tools(&research::ResearchToolsConfig {
@@ -160,10 +159,10 @@ pub fn replay(release_root: &Path, runs_dir: Option<&Path>) -> crate::Result<Rep
     let results: Vec<(String, String, &RecordedToolCall, Verdict)> = entries
         .par_iter()
         .flat_map_iter(|entry| {
-            let package_id = entry.task_id.split('_').next().unwrap_or("").to_string();
-            let ctx = ToolContext::new(packages.join(&package_id), std::env::temp_dir());
+            let (package_root, inventory_key) = package_of(release_root, &entry.task_id);
+            let ctx = ToolContext::new(package_root, std::env::temp_dir());
             let schemas = &schemas;
-            let inventory = inventories.get(&package_id);
+            let inventory = inventories.get(&inventory_key);
             entry.run.tool_calls.iter().map(move |call| {
                 let verdict = replay_call(&ctx, schemas, inventory, call);
                 (
@@ -272,10 +271,14 @@ pub(crate) fn load_inventories(tasks_dir: &Path) -> BTreeMap<String, Inventory> 
         >(&path) else {
             continue;
         };
+        // By event (every task's inventory of the event's package), and
+        // by task (for a task that has a package of its own).
         let id = task.task_id.split('_').next().unwrap_or("").to_string();
-        let inv = out.entry(id).or_default();
-        for f in &task.event_files {
-            inv.insert(f.relative_path.clone(), (f.bytes, f.sha256_16.clone()));
+        for key in [id, task.task_id.clone()] {
+            let inv = out.entry(key).or_default();
+            for f in &task.event_files {
+                inv.insert(f.relative_path.clone(), (f.bytes, f.sha256_16.clone()));
+            }
         }
     }
     out
@@ -838,6 +841,23 @@ fn semantic_difference(tool: &str, rec: &Value, ours: &Value) -> Option<String> 
             None
         }
         _ => (rec != ours).then(|| "outputs differ".to_string()),
+    }
+}
+
+/// The package a recorded run of `task_id` reads in the release at
+/// `release_root`, and the key of its inventory in [`load_inventories`]:
+/// the task's own package when the release gives it one (a perturbed
+/// release; `Release::task_package_dir`), else its event's package.
+pub(crate) fn package_of(release_root: &Path, task_id: &str) -> (PathBuf, String) {
+    let event = task_id.split('_').next().unwrap_or("");
+    let own = release_root
+        .join(TASK_PACKAGES_DIR)
+        .join(task_id)
+        .join(event);
+    if own.is_dir() {
+        (own, task_id.to_string())
+    } else {
+        (packages_dir(release_root).join(event), event.to_string())
     }
 }
 
