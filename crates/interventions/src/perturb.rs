@@ -249,6 +249,9 @@ pub enum PerturbError {
     /// The reference reads could not be found.
     #[error(transparent)]
     Reads(#[from] crate::reads::ReadsError),
+    /// The output directory is, lies inside, or holds the release.
+    #[error(transparent)]
+    Output(#[from] earthverse_package_model::OutputError),
     /// The output directory is not empty.
     #[error("{0}: the output directory must be new or empty (the original is never overwritten)")]
     OutputNotEmpty(PathBuf),
@@ -1583,6 +1586,16 @@ pub fn perturb_release_with(
     tasks: Option<&BTreeSet<String>>,
     reads: &ReferenceReads,
 ) -> Result<Vec<TaskPerturbation>, PerturbError> {
+    // The original is never written: the output may not be it, lie in it,
+    // or hold it.
+    earthverse_package_model::ensure_output_outside(
+        out,
+        &[
+            ("the release", release.root()),
+            ("the release's packages", release.packages_root()),
+        ],
+        earthverse_package_model::Overlap::Disjoint,
+    )?;
     if out.exists() && std::fs::read_dir(out).map_err(io(out))?.next().is_some() {
         return Err(PerturbError::OutputNotEmpty(out.to_path_buf()));
     }
