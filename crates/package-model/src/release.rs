@@ -16,7 +16,9 @@
 //! one rule every reader of a task's package follows.
 //!
 //! A bad task or run file never stops the rest from loading: it is recorded
-//! as a [`LoadError`] naming the file and the JSON field.
+//! as a [`LoadError`] naming the file and the JSON field. Whether a command
+//! may go on without it is one rule for both: no, unless skipping is asked
+//! for ([`Release::require_all_tasks`], [`load_recorded_runs`]).
 
 use crate::error::{PackageError, Result};
 use crate::run::{RecordedRun, RunScores};
@@ -264,6 +266,22 @@ impl Release {
     /// Files that failed to load.
     pub fn load_errors(&self) -> &[LoadError] {
         &self.load_errors
+    }
+
+    /// The one rule for unloadable tasks, the same as for run files: a
+    /// command that runs or scores the release's tasks needs every task
+    /// file to load, so any that did not is an error naming each file and
+    /// field ([`PackageError::UnloadableTasks`]). Skipping them is opt-in
+    /// (the CLI's `--skip-invalid`): the caller then names the skipped
+    /// files ([`Release::load_errors`]) in its summary.
+    pub fn require_all_tasks(&self) -> Result<()> {
+        if self.load_errors.is_empty() {
+            Ok(())
+        } else {
+            Err(PackageError::UnloadableTasks {
+                errors: self.load_errors.clone(),
+            })
+        }
     }
 
     /// The `exploration/trajectories` directory of the release.

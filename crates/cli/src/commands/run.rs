@@ -106,6 +106,9 @@ pub struct Args {
     /// `cdo_like`.
     #[arg(long)]
     pub require_suite: Option<String>,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 /// The condition flags of `earthverse run` (and of each condition of a
@@ -341,6 +344,22 @@ impl AgentFactory for Factory {
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release)
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
+    let replay_dir = args
+        .agent
+        .strip_prefix("replay:")
+        .map(std::path::Path::new)
+        .unwrap_or(&args.release);
+    super::inputs::refuse_output_on_inputs(
+        "--out",
+        &args.out,
+        &[
+            ("the release", &args.release),
+            ("the release's packages", release.packages_root()),
+            ("the replayed runs", replay_dir),
+        ],
+        earthverse_package_model::Overlap::Outside,
+    )?;
+    let skipped = args.skip.check(&release, "run")?;
     let shard = if args.shard_from_env {
         let shard = shard_from_env(|var| std::env::var(var).ok())?;
         eprintln!(
@@ -516,7 +535,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let summary = run_batch(inputs, solver, batch.clone(), progress.clone()).await?;
     progress.finish();
     println!(
-        "{}: {} task(s) in shard; ran {} ok, {} error; {} already done; {} locked by another process; cost ${:.4}; records in {}",
+        "{}: {} task(s) in shard; ran {} ok, {} error; {} already done; {} locked by another process; cost ${:.4}; records in {}{}",
         system,
         summary.planned,
         summary.ok,
@@ -524,7 +543,8 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         summary.already_done,
         summary.locked,
         summary.cost_usd,
-        batch.system_dir().display()
+        batch.system_dir().display(),
+        super::inputs::skipped_note(&skipped)
     );
     if summary.stopped > 0 {
         if let Some(limits) = &batch.limits {

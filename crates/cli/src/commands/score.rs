@@ -8,7 +8,7 @@ use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
 };
 use earthverse_rubric_judge::{
-    compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks,
+    compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks_except,
     read_records, read_run, record_line, run_paths, Agreement, AnswerUnitsScorer, EvaluationRecord,
     Judge, JudgeCache, LlmJudge, PreparedRubric, RecordWriter, RunFile, UnitReading, UnitScorer,
 };
@@ -73,6 +73,9 @@ pub struct ScoreArgs {
     /// print their own tables).
     #[arg(skip)]
     pub quiet: bool,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 fn build_model(args: &ScoreArgs) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
@@ -137,8 +140,29 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         other => bail!("--units `{other}`: expected judge, required or all"),
     };
     let model = build_model(&args)?;
+    // The release first: the one rule for unloadable task files.
+    let release = earthverse_package_model::Release::load(&args.release_root)
+        .with_context(|| format!("loading release {}", args.release_root.display()))?;
+    let skipped = args.skip.check(&release, "score")?;
+    let mut outputs = vec![("--out", &args.out)];
+    if let Some(path) = &args.compare_json {
+        outputs.push(("--compare-json", path));
+    }
+    for (flag, path) in outputs {
+        super::inputs::refuse_output_on_inputs(
+            flag,
+            path,
+            &[
+                ("the release", &args.release_root),
+                ("the release's packages", release.packages_root()),
+                ("--runs", &args.runs),
+            ],
+            earthverse_package_model::Overlap::Outside,
+        )?;
+    }
     tracing::debug!("score: loading tasks");
-    let tasks = load_tasks(&args.release_root)
+    let skipped_paths: Vec<PathBuf> = skipped.iter().map(|e| e.path.clone()).collect();
+    let tasks = load_tasks_except(&args.release_root, &skipped_paths)
         .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
     for task in tasks.values() {
         let report = task.rubric.validate();
@@ -151,8 +175,6 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     tracing::debug!(tasks = tasks.len(), "score: tasks loaded");
     // The reference analysis files of each task, for the claim ledger.
-    let release = earthverse_package_model::Release::load(&args.release_root)
-        .with_context(|| format!("loading release {}", args.release_root.display()))?;
     let references: BTreeMap<String, Vec<String>> = super::evidence::task_references(&release)
         .into_iter()
         .map(|(id, files)| (id.to_owned(), files))
@@ -280,7 +302,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{} records in {}: mean U {:.2}, H {:.2}, P {:.2}, A {:.2}, Core {:.2}, Strict@95 {:.2}%",
+        "{} records in {}: mean U {:.2}, H {:.2}, P {:.2}, A {:.2}, Core {:.2}, Strict@95 {:.2}%{}",
         records.len(),
         args.out.display(),
         mean(|r| r.unit_accuracy),
@@ -289,6 +311,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         mean(|r| r.answer),
         mean(|r| r.core),
         100.0 * records.iter().filter(|r| r.strict95).count() as f64 / n,
+        super::inputs::skipped_note(&skipped),
     );
     if args.compare_published || args.compare_json.is_some() {
         let agreement = compare_published(&records, &runs);

@@ -196,6 +196,45 @@ pub struct ReportArgs {
     runs: Option<PathBuf>,
 }
 
+impl Sources {
+    /// Every input path of the sources (files, recorded runs, release).
+    fn input_paths(&self) -> Vec<(&'static str, &Path)> {
+        let mut inputs: Vec<(&'static str, &Path)> = self
+            .files
+            .iter()
+            .map(|f| ("an input records file", f.as_path()))
+            .collect();
+        if let Some(dir) = &self.from_recorded {
+            inputs.push(("--from-recorded", dir));
+        }
+        if let Some(root) = &self.release {
+            inputs.push(("--release", root));
+        }
+        if let Some(prices) = &self.prices {
+            inputs.push(("--prices", prices));
+        }
+        inputs
+    }
+}
+
+/// Refuses each given output that lands on one of the inputs.
+fn refuse_outputs(
+    outputs: &[(&str, Option<&Path>)],
+    inputs: &[(&str, &Path)],
+) -> anyhow::Result<()> {
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            super::inputs::refuse_output_on_inputs(
+                flag,
+                path,
+                inputs,
+                earthverse_package_model::Overlap::Outside,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Outcomes and drill-down details from any source.
 #[derive(Debug, Default)]
 pub struct Loaded {
@@ -714,6 +753,13 @@ fn print_leaderboard(out: &mut String, rows: &[LeaderboardRow]) {
 
 /// Runs `earthverse leaderboard`.
 pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
+    refuse_outputs(
+        &[
+            ("--out", args.out.as_deref()),
+            ("--tasks-out", args.tasks_out.as_deref()),
+        ],
+        &args.sources.input_paths(),
+    )?;
     let mut out = String::new();
     let loaded = load_sources(&args.sources)?;
     let rows = leaderboard(&loaded.outcomes)?;
@@ -834,6 +880,20 @@ fn print_delta(out: &mut String, d: &PairedDelta, metric: &str) {
 
 /// Runs `earthverse compare`.
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let mut inputs: Vec<(&str, &Path)> =
+        args.inputs.iter().map(|f| ("--in", f.as_path())).collect();
+    for (name, cond) in [("A", &args.a), ("B", &args.b)] {
+        if let Some(c) = cond {
+            inputs.push((name, Path::new(c.as_str())));
+        }
+    }
+    if let Some(dir) = &args.from_recorded {
+        inputs.push(("--from-recorded", dir));
+    }
+    if let Some(root) = &args.release {
+        inputs.push(("--release", root));
+    }
+    refuse_outputs(&[("--out", args.out.as_deref())], &inputs)?;
     let mut out = String::new();
     let config = BootstrapConfig {
         resamples: args.resamples,
@@ -942,6 +1002,11 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs `earthverse report`.
 pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let mut inputs = args.sources.input_paths();
+    if let Some(dir) = &args.runs {
+        inputs.push(("--runs", dir));
+    }
+    refuse_outputs(&[("--html", Some(args.html.as_path()))], &inputs)?;
     let loaded = load_sources(&args.sources)?;
     let mut input = ReportInput::new(args.title);
     input.source = loaded.source.join(", ");

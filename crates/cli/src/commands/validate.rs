@@ -45,6 +45,17 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release_root)
         .with_context(|| format!("loading release {}", args.release_root.display()))?;
+    if let Some(dir) = &args.keep_export {
+        super::inputs::refuse_output_on_inputs(
+            "--keep-export",
+            dir,
+            &[
+                ("the release", &args.release_root),
+                ("the release's packages", release.packages_root()),
+            ],
+            earthverse_package_model::Overlap::Disjoint,
+        )?;
+    }
     let options = ValidateOptions {
         regenerate_gt: args.regenerate_gt,
         regenerate: RegenerateOptions {
