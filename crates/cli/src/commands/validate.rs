@@ -179,6 +179,35 @@ fn summary(r: &ValidationReport) -> String {
             )
         },
     );
+    list(
+        &mut out,
+        "packages holding files no inventory lists",
+        &r.unlisted_files,
+        |u| {
+            let shown: Vec<&str> = u
+                .paths
+                .iter()
+                .take(LIST_LIMIT)
+                .map(String::as_str)
+                .collect();
+            let more = if u.count > shown.len() {
+                format!(
+                    ", ... and {} more (use --json for all)",
+                    u.count - shown.len()
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{} ({}; inventories of {}): {} file(s) not listed: {}{more}",
+                u.event_id,
+                u.package,
+                u.task_ids.join(", "),
+                u.count,
+                shown.join(", ")
+            )
+        },
+    );
     list(&mut out, "rubric errors", &r.rubric_errors, |i| {
         format!("{}: {}", i.task_id, i.message)
     });
