@@ -534,6 +534,39 @@ fn skip_invalid_names_the_skipped_file_in_the_summary_and_the_study_report() {
         stderr(&run)
     );
 
+    // score: the skipped task's recorded runs are not scored, and named.
+    let scores = dir.path().join("scores.jsonl");
+    let traj = rel.join("exploration/trajectories");
+    let scored = earthverse(&[
+        "score",
+        s(&rel),
+        "--runs",
+        s(&traj),
+        "--skip-invalid",
+        "--out",
+        s(&scores),
+    ]);
+    assert!(scored.status.success(), "{}", stderr(&scored));
+    let text = stdout(&scored);
+    assert!(
+        text.starts_with(&format!("10 records in {}", scores.display()))
+            && text.contains(&format!(
+                "1 task file(s) not loaded and skipped (--skip-invalid): {}",
+                bad.display()
+            ))
+            && text.contains("2 run(s) of the skipped task file(s) not scored")
+            && text.contains(
+                &traj
+                    .join("fixture-careful-agent/FIX-003_Q2.json")
+                    .display()
+                    .to_string()
+            ),
+        "{text}"
+    );
+    let records = std::fs::read_to_string(&scores).unwrap();
+    assert_eq!(records.lines().count(), 10);
+    assert!(!records.contains("\"FIX-003_Q2\""));
+
     let study = dir.path().join("study");
     let manifest = one_condition_manifest(dir.path());
     let made = earthverse(&[

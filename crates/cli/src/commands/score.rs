@@ -162,6 +162,13 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     tracing::debug!("score: loading tasks");
     let skipped_paths: Vec<PathBuf> = skipped.iter().map(|e| e.path.clone()).collect();
+    // Runs of a skipped task file (its name is the task id) are not scored
+    // either; they are counted and named.
+    let skipped_ids: BTreeSet<String> = skipped_paths
+        .iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    let mut runs_of_skipped: Vec<PathBuf> = Vec::new();
     let tasks = load_tasks_except(&args.release_root, &skipped_paths)
         .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
     for task in tasks.values() {
@@ -194,22 +201,28 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         None => {
             runs = score_deterministic(
                 &args,
-                &tasks,
-                &references,
+                (&tasks, &references),
                 reading,
                 &done,
                 &mut writer,
                 &mut records,
+                (&skipped_ids, &mut runs_of_skipped),
             )?;
             // The per-task structures are large: freed off the main thread.
             drop_in_background((tasks, references));
         }
         Some(model) => {
-            runs = find_runs(&args.runs)
+            let found = find_runs(&args.runs)
                 .with_context(|| format!("reading runs under {}", args.runs.display()))?;
-            for rf in &runs {
-                known_task(&tasks, rf, &args.release_root)?;
+            let mut known = Vec::with_capacity(found.len());
+            for rf in found {
+                if known_task(&tasks, &rf, &args.release_root, &skipped_ids)? {
+                    known.push(rf);
+                } else {
+                    runs_of_skipped.push(rf.path);
+                }
             }
+            runs = known;
             tracing::debug!(runs = runs.len(), "score: runs read");
             let todo: Vec<_> = runs
                 .iter()
@@ -313,6 +326,17 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         100.0 * records.iter().filter(|r| r.strict95).count() as f64 / n,
         super::inputs::skipped_note(&skipped),
     );
+    if !runs_of_skipped.is_empty() {
+        println!(
+            "{} run(s) of the skipped task file(s) not scored: {}",
+            runs_of_skipped.len(),
+            runs_of_skipped
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if args.compare_published || args.compare_json.is_some() {
         let agreement = compare_published(&records, &runs);
         println!(
@@ -333,12 +357,17 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses a run of a task the release does not hold, naming its file.
+/// Refuses a run of a task the release does not hold, naming its file;
+/// `Ok(false)` for a run of a task whose file was skipped (`--skip-invalid`).
 fn known_task(
     tasks: &BTreeMap<String, TaskContext>,
     rf: &RunFile,
     release_root: &std::path::Path,
-) -> anyhow::Result<()> {
+    skipped_ids: &BTreeSet<String>,
+) -> anyhow::Result<bool> {
+    if skipped_ids.contains(&rf.run.task_id) && !tasks.contains_key(&rf.run.task_id) {
+        return Ok(false);
+    }
     if !tasks.contains_key(&rf.run.task_id) {
         bail!(
             "run {} answers task {} which is not in release {}",
@@ -347,13 +376,15 @@ fn known_task(
             release_root.display()
         );
     }
-    Ok(())
+    Ok(true)
 }
 
 /// What became of one file of a deterministic scoring batch.
 enum Scored {
     /// Not a run record (another JSON file of the runs directory).
     NotRun,
+    /// A run of a task whose file was skipped (`--skip-invalid`).
+    OfSkippedTask(PathBuf),
     /// A run whose record is already in the output; the run is kept (see
     /// [`slim_run`]) only for the comparison with published scores.
     Done(Option<RunFile>),
@@ -375,12 +406,15 @@ enum Scored {
 /// published scores needs them.
 fn score_deterministic(
     args: &ScoreArgs,
-    tasks: &BTreeMap<String, TaskContext>,
-    references: &BTreeMap<String, Vec<String>>,
+    (tasks, references): (
+        &BTreeMap<String, TaskContext>,
+        &BTreeMap<String, Vec<String>>,
+    ),
     reading: UnitReading,
     done: &BTreeSet<(String, String)>,
     writer: &mut RecordWriter,
     records: &mut Vec<EvaluationRecord>,
+    (skipped_ids, runs_of_skipped): (&BTreeSet<String>, &mut Vec<PathBuf>),
 ) -> anyhow::Result<Vec<RunFile>> {
     let paths = run_paths(&args.runs)
         .with_context(|| format!("reading runs under {}", args.runs.display()))?;
@@ -399,7 +433,9 @@ fn score_deterministic(
         else {
             return Ok(Scored::NotRun);
         };
-        known_task(tasks, &rf, &args.release_root)?;
+        if !known_task(tasks, &rf, &args.release_root, skipped_ids)? {
+            return Ok(Scored::OfSkippedTask(rf.path));
+        }
         let keep = |rf: RunFile| keep_runs.then(|| slim_run(rf));
         if done.contains(&(rf.run.task_id.clone(), rf.run.system.clone())) {
             return Ok(Scored::Done(keep(rf)));
@@ -434,6 +470,10 @@ fn score_deterministic(
         for outcome in scored {
             let (run, line) = match outcome? {
                 Scored::NotRun => continue,
+                Scored::OfSkippedTask(path) => {
+                    runs_of_skipped.push(path);
+                    continue;
+                }
                 Scored::Done(run) => {
                     already += 1;
                     (run, None)
