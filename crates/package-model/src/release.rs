@@ -137,16 +137,32 @@ impl Release {
             });
         }
         let mut files = Vec::new();
+        let mut load_errors = Vec::new();
         for entry in std::fs::read_dir(&tasks_dir).map_err(|e| PackageError::io(&tasks_dir, e))? {
             let entry = entry.map_err(|e| PackageError::io(&tasks_dir, e))?;
             let path = entry.path();
-            if path.extension().is_some_and(|x| x == "json") && path.is_file() {
-                files.push(path);
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            // A `*.json` that is not a readable file (a symlink loop, a
+            // dangling symlink, a folder) is a task file that did not load,
+            // never silently left out.
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() => files.push(path),
+                Ok(_) => load_errors.push(LoadError {
+                    path,
+                    field: ".".into(),
+                    message: "not a regular file".into(),
+                }),
+                Err(e) => load_errors.push(LoadError {
+                    path,
+                    field: ".".into(),
+                    message: e.to_string(),
+                }),
             }
         }
         files.sort();
         let mut tasks = Vec::with_capacity(files.len());
-        let mut load_errors = Vec::new();
         // Parsed in parallel, kept in file order.
         let parsed: Vec<_> = files
             .par_iter()
@@ -155,11 +171,12 @@ impl Release {
         for result in parsed {
             match result {
                 Ok(task) => tasks.push(task),
-                Err(e) => {
-                    tracing::warn!(error = %e, "task file not loaded");
-                    load_errors.push(e);
-                }
+                Err(e) => load_errors.push(e),
             }
+        }
+        load_errors.sort_by(|a, b| a.path.cmp(&b.path));
+        for e in &load_errors {
+            tracing::warn!(error = %e, "task file not loaded");
         }
         Ok(Release::from_parts(
             root.to_path_buf(),

@@ -403,9 +403,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
 
     // Tasks: the release's, filtered; a replay runs only recorded tasks.
     let filter = args.tasks.as_deref().map(TaskFilter::new);
+    // Question files are written once the task list is known not to be
+    // empty: a refused run leaves no output folder behind.
     let questions_dir = args.out.join(".questions");
-    std::fs::create_dir_all(&questions_dir)
-        .with_context(|| format!("creating {}", questions_dir.display()))?;
+    let mut questions = Vec::new();
     let mut inputs = Vec::new();
     for task in release.tasks() {
         if filter.as_ref().is_some_and(|f| !f.matches(&task.task_id)) {
@@ -421,8 +422,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         // Python may read the public question, never the task file (which
         // holds the solution and ground truth).
         let question_path = questions_dir.join(format!("{}.md", task.task_id));
-        std::fs::write(&question_path, &task.question)
-            .with_context(|| format!("writing {}", question_path.display()))?;
+        questions.push((question_path.clone(), task.question.as_str()));
         inputs.push(TaskInput {
             task_id: task.task_id.clone(),
             event_id: task.event_id.clone(),
@@ -477,6 +477,11 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             "no task of {} matches the filter and agent",
             args.release.display()
         );
+    }
+    std::fs::create_dir_all(&questions_dir)
+        .with_context(|| format!("creating {}", questions_dir.display()))?;
+    for (path, question) in &questions {
+        std::fs::write(path, question).with_context(|| format!("writing {}", path.display()))?;
     }
 
     // The interpreter python_exec runs, recorded in every run (App. C.2:

@@ -133,6 +133,18 @@ const DETERMINISTIC_BATCH: usize = 64;
 
 /// Runs `earthverse score`.
 pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
+    // A refused or failed first scoring leaves no empty output behind (a
+    // file that held records is kept: the next run resumes it).
+    let existed = args.out.exists();
+    let out = args.out.clone();
+    let result = score_into(args);
+    if result.is_err() && !existed && std::fs::metadata(&out).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&out);
+    }
+    result
+}
+
+fn score_into(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let reading = match args.units.as_str() {
         "judge" => UnitReading::Judge,
         "required" => UnitReading::Required,

@@ -150,7 +150,7 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
     )?;
     let skipped = args.skip.check(&release, "study run")?;
     let mut draw = select_release_tasks(&release, &release_root, &manifest.tasks)
-        .context("drawing the study's tasks")?;
+        .with_context(|| format!("drawing the study's tasks from {}", release_root.display()))?;
     draw.skipped_task_files = skipped.iter().map(ToString::to_string).collect();
     let study = resolve_study(&args.out, &manifest, &release_root, &args.agent, draw)?;
     write_study(&args.out, &study)?;
