@@ -408,3 +408,188 @@ fn commands_times_faults() {
     println!("{shown}");
     assert!(failures.is_empty(), "{shown}\n{}", failures.join("\n---\n"));
 }
+
+/// A small tmpfs mounted for one test and filled to the last byte;
+/// unmounted on drop.
+struct FullDisk {
+    dir: tempfile::TempDir,
+}
+
+impl FullDisk {
+    /// `None` (the test is skipped, saying why) when not root or when
+    /// mounting is not allowed here.
+    fn new() -> Option<FullDisk> {
+        let uid = Command::new("id").arg("-u").output().ok()?;
+        if String::from_utf8_lossy(&uid.stdout).trim() != "0" {
+            eprintln!("skipped: mounting a tmpfs needs root (CI runs as root)");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .ok()?;
+        if !mounted.success() {
+            eprintln!("skipped: cannot mount a tmpfs here");
+            return None;
+        }
+        let disk = FullDisk { dir };
+        // Fill it: every later write fails with ENOSPC.
+        let mut filler = std::fs::File::create(disk.path().join("filler")).unwrap();
+        let block = vec![0u8; 4096];
+        while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+        let _ = std::io::Write::write_all(&mut filler, &[0u8]);
+        Some(disk)
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Everything on the disk but the filler.
+    fn left(&self) -> Vec<String> {
+        walkdir::WalkDir::new(self.path())
+            .min_depth(1)
+            .into_iter()
+            .map(|e| {
+                e.unwrap()
+                    .path()
+                    .strip_prefix(self.path())
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
+            .filter(|p| p != "filler")
+            .collect()
+    }
+
+    fn clear(&self) {
+        for entry in std::fs::read_dir(self.path()).unwrap() {
+            let path = entry.unwrap().path();
+            if path.file_name().is_some_and(|n| n != "filler") {
+                if path.is_dir() {
+                    std::fs::remove_dir_all(&path).unwrap();
+                } else {
+                    std::fs::remove_file(&path).unwrap();
+                }
+            }
+        }
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+#[test]
+fn writers_on_a_full_disk_fail_naming_the_output_and_leave_nothing_partial() {
+    let Some(disk) = FullDisk::new() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rel = dir.path().join("release");
+    earthverse_testkit::copy_fixture_release(&rel);
+    let traj = rel.join("exploration/trajectories");
+    // Records and runs to feed the writers, made on an ordinary disk.
+    let scores = dir.path().join("scores.jsonl");
+    let made = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .args(["score", &p(&rel), "--runs", &p(&traj), "--out", &p(&scores)])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let before = tree(&rel);
+    let full = disk.path();
+    let cases: Vec<(&str, Vec<String>, PathBuf)> = vec![
+        (
+            "score",
+            vec![
+                "score".into(),
+                p(&rel),
+                "--runs".into(),
+                p(&traj),
+                "--out".into(),
+                p(&full.join("s.jsonl")),
+            ],
+            full.join("s.jsonl"),
+        ),
+        (
+            "report",
+            vec![
+                "report".into(),
+                p(&scores),
+                "--html".into(),
+                p(&full.join("r.html")),
+            ],
+            full.join("r.html"),
+        ),
+        (
+            "leaderboard parquet",
+            vec![
+                "leaderboard".into(),
+                p(&scores),
+                "--out".into(),
+                p(&full.join("rows.parquet")),
+            ],
+            full.join("rows.parquet"),
+        ),
+        (
+            "leaderboard jsonl",
+            vec![
+                "leaderboard".into(),
+                p(&scores),
+                "--tasks-out".into(),
+                p(&full.join("tasks.jsonl")),
+            ],
+            full.join("tasks.jsonl"),
+        ),
+        (
+            "perturb",
+            vec![
+                "perturb".into(),
+                p(&rel),
+                "--kind".into(),
+                "missing".into(),
+                "--out".into(),
+                p(&full.join("perturbed")),
+            ],
+            full.join("perturbed"),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (what, args, output) in cases {
+        disk.clear();
+        let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let mut wrong = Vec::new();
+        if out.status.success() {
+            wrong.push("exit 0".to_string());
+        }
+        if !(err.contains(&p(&output)) && err.contains("No space left on device")) {
+            wrong.push(format!(
+                "stderr does not name {} and the full disk:\n{err}",
+                output.display()
+            ));
+        }
+        let left = disk.left();
+        if !left.is_empty() {
+            wrong.push(format!("left behind: {left:?}"));
+        }
+        if tree(&rel) != before {
+            wrong.push("the release changed".into());
+        }
+        if !wrong.is_empty() {
+            failures.push(format!("{what}: {}", wrong.join("; ")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n---\n"));
+}

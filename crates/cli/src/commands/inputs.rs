@@ -70,3 +70,43 @@ pub fn refuse_output_on_inputs(
 ) -> anyhow::Result<()> {
     ensure_output_outside(output, inputs, overlap).with_context(|| flag.to_string())
 }
+
+/// Writes `path` atomically: the bytes go to a temporary file beside it,
+/// which is renamed over `path` only once complete; on any error (a full
+/// disk) the temporary file is removed and `path` is left as it was.
+pub fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".earthverse-")
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .with_context(|| {
+            format!(
+                "writing {}: creating a temporary file in {}",
+                path.display(),
+                dir.display()
+            )
+        })?;
+    write(tmp.as_file_mut()).with_context(|| format!("writing {}", path.display()))?;
+    // A temporary file is made private (0600); the result is an ordinary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(0o644))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    tmp.as_file()
+        .sync_all()
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| e.error)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

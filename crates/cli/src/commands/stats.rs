@@ -624,7 +624,10 @@ pub fn write_table<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> 
                 text.push_str(&serde_json::to_string(v)?);
                 text.push('\n');
             }
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+            super::inputs::write_atomic(path, |file| {
+                std::io::Write::write_all(file, text.as_bytes())?;
+                Ok(())
+            })
         }
         Some("parquet") => write_parquet(path, &values),
         _ => bail!(
@@ -683,17 +686,12 @@ fn write_parquet(path: &Path, rows: &[Map<String, Value>]) -> anyhow::Result<()>
     }
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .with_context(|| format!("building the Parquet table for {}", path.display()))?;
-    let file =
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None)
-        .with_context(|| format!("writing {}", path.display()))?;
-    writer
-        .write(&batch)
-        .with_context(|| format!("writing {}", path.display()))?;
-    writer
-        .close()
-        .with_context(|| format!("closing {}", path.display()))?;
-    Ok(())
+    super::inputs::write_atomic(path, |file| {
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None)?;
+        writer.write(&batch)?;
+        writer.close()?;
+        Ok(())
+    })
 }
 
 fn f2(v: Option<f64>, digits: usize) -> String {
@@ -1039,7 +1037,10 @@ pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     };
     input.prices_usd_per_m = flat_prices;
     let html = earthverse_report::render_html(&input)?;
-    std::fs::write(&args.html, html).with_context(|| format!("writing {}", args.html.display()))?;
+    super::inputs::write_atomic(&args.html, |file| {
+        std::io::Write::write_all(file, html.as_bytes())?;
+        Ok(())
+    })?;
     eprintln!("wrote {}", args.html.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -327,8 +327,11 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(path) = &args.html {
-        std::fs::write(path, earthverse_report::render_study_html(&report))
-            .with_context(|| format!("writing {}", path.display()))?;
+        let html = earthverse_report::render_study_html(&report);
+        super::inputs::write_atomic(path, |file| {
+            std::io::Write::write_all(file, html.as_bytes())?;
+            Ok(())
+        })?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
