@@ -249,6 +249,9 @@ pub enum PerturbError {
     /// The reference reads could not be found.
     #[error(transparent)]
     Reads(#[from] crate::reads::ReadsError),
+    /// The output directory is, lies inside, or holds the release.
+    #[error(transparent)]
+    Output(#[from] earthverse_package_model::OutputError),
     /// The output directory is not empty.
     #[error("{0}: the output directory must be new or empty (the original is never overwritten)")]
     OutputNotEmpty(PathBuf),
@@ -1598,9 +1601,50 @@ pub fn perturb_release_with(
     tasks: Option<&BTreeSet<String>>,
     reads: &ReferenceReads,
 ) -> Result<Vec<TaskPerturbation>, PerturbError> {
-    if out.exists() && std::fs::read_dir(out).map_err(io(out))?.next().is_some() {
+    // The original is never written: the output may not be it, lie in it,
+    // or hold it.
+    earthverse_package_model::ensure_output_outside(
+        out,
+        &[
+            ("the release", release.root()),
+            ("the release's packages", release.packages_root()),
+        ],
+        earthverse_package_model::Overlap::Disjoint,
+    )?;
+    let existed = out.exists();
+    if existed && std::fs::read_dir(out).map_err(io(out))?.next().is_some() {
         return Err(PerturbError::OutputNotEmpty(out.to_path_buf()));
     }
+    let result = perturb_into(release, kind, seed, out, tasks, reads);
+    if result.is_err() {
+        // No partial release is left behind (a full disk, an unreadable
+        // file): the output was new or empty, and is so again.
+        if existed {
+            if let Ok(entries) = std::fs::read_dir(out) {
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    let _ = if path.is_dir() && !path.is_symlink() {
+                        std::fs::remove_dir_all(&path)
+                    } else {
+                        std::fs::remove_file(&path)
+                    };
+                }
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(out);
+        }
+    }
+    result
+}
+
+fn perturb_into(
+    release: &Release,
+    kind: PerturbationKind,
+    seed: u64,
+    out: &Path,
+    tasks: Option<&BTreeSet<String>>,
+    reads: &ReferenceReads,
+) -> Result<Vec<TaskPerturbation>, PerturbError> {
     let chosen: Vec<&Task> = release
         .tasks()
         .iter()

@@ -171,6 +171,40 @@ fn an_existing_output_is_refused() {
 }
 
 #[test]
+fn an_output_inside_the_release_is_refused_and_the_release_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("release");
+    copy_release(&fixtures(), &root);
+    let before = tree_hashes(&root);
+    let release = Release::load(&root).unwrap();
+    let reads = ReferenceReads::static_only(&release);
+    for (out, says) in [
+        (root.join("packages/x"), "is inside the release"),
+        (root.join("tasks/new/deeper"), "is inside the release"),
+        (root.clone(), "is the release"),
+        (dir.path().to_path_buf(), "holds the release"),
+    ] {
+        let err = perturb_release_with(
+            &release,
+            PerturbationKind::Distractors,
+            1,
+            &out,
+            None,
+            &reads,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains(&format!("output {}", out.display())) && err.contains(says),
+            "{}: {err}",
+            out.display()
+        );
+        assert_eq!(tree_hashes(&root), before, "{}", out.display());
+    }
+    assert!(!root.join("packages/x").exists());
+}
+
+#[test]
 fn a_symlinked_package_folder_is_perturbed_like_a_real_one() {
     // Data on shared storage: the release's package folder is a symlink.
     let dir = tempfile::tempdir().unwrap();

@@ -40,6 +40,13 @@ pub enum PackageError {
         /// The event id asked for.
         event_id: String,
     },
+    /// Task files of a release did not load, and the caller needs every
+    /// task ([`crate::Release::require_all_tasks`]).
+    #[error("{}", unloadable_message(.errors))]
+    UnloadableTasks {
+        /// Each file, its field and what is wrong, in path order.
+        errors: Vec<crate::release::LoadError>,
+    },
     /// Writing a CSV file failed.
     #[error("{path}: {message}")]
     Csv {
@@ -58,6 +65,14 @@ impl PackageError {
             source,
         }
     }
+}
+
+fn unloadable_message(errors: &[crate::release::LoadError]) -> String {
+    let mut text = format!("{} task file(s) did not load:", errors.len());
+    for e in errors {
+        text.push_str(&format!("\n  {e}"));
+    }
+    text
 }
 
 /// The crate's result type.

@@ -57,6 +57,7 @@ pub mod condition;
 mod error;
 pub mod evidence;
 pub mod labels;
+pub mod output;
 mod pdf_salvage;
 pub mod reference_reads;
 pub mod regenerate;
@@ -72,6 +73,7 @@ pub use condition::RunCondition;
 pub use error::{PackageError, Result};
 pub use evidence::{resolve, AccessError, ResolvedPath};
 pub use labels::{CapabilityDimension, DifficultyLevel, EvaluationMode, HazardFamily};
+pub use output::{ensure_output_outside, OutputError, Overlap};
 pub use release::{
     load_recorded_answers_with_errors, load_recorded_runs, load_recorded_runs_with_errors,
     run_file_paths, LoadError, RecordedAnswer, RecordedAnswerEntry, RecordedRunEntry, Release,

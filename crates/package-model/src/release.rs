@@ -16,7 +16,9 @@
 //! one rule every reader of a task's package follows.
 //!
 //! A bad task or run file never stops the rest from loading: it is recorded
-//! as a [`LoadError`] naming the file and the JSON field.
+//! as a [`LoadError`] naming the file and the JSON field. Whether a command
+//! may go on without it is one rule for both: no, unless skipping is asked
+//! for ([`Release::require_all_tasks`], [`load_recorded_runs`]).
 
 use crate::error::{PackageError, Result};
 use crate::run::{RecordedRun, RunScores};
@@ -135,16 +137,32 @@ impl Release {
             });
         }
         let mut files = Vec::new();
+        let mut load_errors = Vec::new();
         for entry in std::fs::read_dir(&tasks_dir).map_err(|e| PackageError::io(&tasks_dir, e))? {
             let entry = entry.map_err(|e| PackageError::io(&tasks_dir, e))?;
             let path = entry.path();
-            if path.extension().is_some_and(|x| x == "json") && path.is_file() {
-                files.push(path);
+            if path.extension().is_none_or(|x| x != "json") {
+                continue;
+            }
+            // A `*.json` that is not a readable file (a symlink loop, a
+            // dangling symlink, a folder) is a task file that did not load,
+            // never silently left out.
+            match std::fs::metadata(&path) {
+                Ok(meta) if meta.is_file() => files.push(path),
+                Ok(_) => load_errors.push(LoadError {
+                    path,
+                    field: ".".into(),
+                    message: "not a regular file".into(),
+                }),
+                Err(e) => load_errors.push(LoadError {
+                    path,
+                    field: ".".into(),
+                    message: e.to_string(),
+                }),
             }
         }
         files.sort();
         let mut tasks = Vec::with_capacity(files.len());
-        let mut load_errors = Vec::new();
         // Parsed in parallel, kept in file order.
         let parsed: Vec<_> = files
             .par_iter()
@@ -153,11 +171,12 @@ impl Release {
         for result in parsed {
             match result {
                 Ok(task) => tasks.push(task),
-                Err(e) => {
-                    tracing::warn!(error = %e, "task file not loaded");
-                    load_errors.push(e);
-                }
+                Err(e) => load_errors.push(e),
             }
+        }
+        load_errors.sort_by(|a, b| a.path.cmp(&b.path));
+        for e in &load_errors {
+            tracing::warn!(error = %e, "task file not loaded");
         }
         Ok(Release::from_parts(
             root.to_path_buf(),
@@ -264,6 +283,22 @@ impl Release {
     /// Files that failed to load.
     pub fn load_errors(&self) -> &[LoadError] {
         &self.load_errors
+    }
+
+    /// The one rule for unloadable tasks, the same as for run files: a
+    /// command that runs or scores the release's tasks needs every task
+    /// file to load, so any that did not is an error naming each file and
+    /// field ([`PackageError::UnloadableTasks`]). Skipping them is opt-in
+    /// (the CLI's `--skip-invalid`): the caller then names the skipped
+    /// files ([`Release::load_errors`]) in its summary.
+    pub fn require_all_tasks(&self) -> Result<()> {
+        if self.load_errors.is_empty() {
+            Ok(())
+        } else {
+            Err(PackageError::UnloadableTasks {
+                errors: self.load_errors.clone(),
+            })
+        }
     }
 
     /// The `exploration/trajectories` directory of the release.

@@ -13,6 +13,10 @@
 //!   **warnings** in `leak_warnings` (they do not fail the gates);
 //! - every `event_files` record exists in its package with the recorded
 //!   byte size and sha256 prefix (files are hashed in parallel with rayon);
+//! - every file in a package a task reads is listed by the inventory of
+//!   a task reading it (`unlisted_files`: the paper's package manifests
+//!   are exhaustive, App. C.7; the walk never follows symlinks, so a
+//!   symlink loop is one unlisted entry);
 //! - answer units: every scalar leaf of `primary_gt` (§4.1,
 //!   [`earthverse_answer_units::count_units`]).
 //!
@@ -23,8 +27,9 @@
 //! A `files_missing` entry is **not** a gate failure: the public release
 //! replaced some large rasters by previews, and the paper's packages list
 //! them anyway. Size or hash mismatches, rubric errors, missing
-//! `primary_gt`, unknown schemas, task files that do not load, and (with
-//! regeneration) tasks whose ground truth differs or fails are.
+//! `primary_gt`, unknown schemas, task files that do not load, unlisted
+//! files, and (with regeneration) tasks whose ground truth differs or
+//! fails are.
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -139,6 +144,24 @@ pub struct InventoryConflict {
     pub task_ids: Vec<String>,
 }
 
+/// Files present in a package that no inventory reading it lists (the
+/// paper's package manifests are exhaustive, App. C.7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnlistedFiles {
+    /// The event (package) id.
+    pub event_id: String,
+    /// The package folder, relative to the release root (an event's
+    /// package, or a task's own under `task_packages/`).
+    pub package: String,
+    /// The tasks whose `event_files` were compared (those reading this package).
+    pub task_ids: Vec<String>,
+    /// How many entries are not listed.
+    pub count: usize,
+    /// Their package-relative paths, sorted (a symlink is one entry, never
+    /// followed; a name that is not UTF-8 is shown lossily).
+    pub paths: Vec<String>,
+}
+
 /// A problem with one task.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TaskIssue {
@@ -218,6 +241,9 @@ pub struct ValidationReport {
     pub unreadable_files: Vec<TaskIssue>,
     /// Tasks of one event that disagree about a file.
     pub inventory_conflicts: Vec<InventoryConflict>,
+    /// Packages holding files their tasks' inventories do not list (a
+    /// gate failure: the manifests are exhaustive).
+    pub unlisted_files: Vec<UnlistedFiles>,
     /// Bytes hashed.
     pub bytes_hashed: u64,
     /// Rubrics that break the 5–8 criteria / 20 points rule.
@@ -259,6 +285,7 @@ impl ValidationReport {
         gate("sha_mismatch", !self.sha_mismatch.is_empty());
         gate("unreadable_files", !self.unreadable_files.is_empty());
         gate("inventory_conflicts", !self.inventory_conflicts.is_empty());
+        gate("unlisted_files", !self.unlisted_files.is_empty());
         gate("rubric_errors", !self.rubric_errors.is_empty());
         gate("primary_gt_missing", !self.primary_gt_missing.is_empty());
         gate("schema_errors", !self.schema_errors.is_empty());
@@ -330,6 +357,7 @@ pub fn validate(release: &Release, options: &ValidateOptions) -> Result<Validati
     report.line_endings_normalised = files_report.line_endings_normalised;
     report.unreadable_files = files_report.unreadable_files;
     report.inventory_conflicts = files_report.inventory_conflicts;
+    report.unlisted_files = files_report.unlisted_files;
     report.bytes_hashed = files_report.bytes_hashed;
 
     if options.regenerate_gt {
@@ -561,6 +589,7 @@ fn check_files(release: &Release, report: &mut ValidationReport) {
         }
     }
     report.files_listed = listed.len();
+    report.unlisted_files = unlisted_files(release, &mut report.unreadable_files);
     let entries: Vec<(&(PathBuf, ListedFile), &Expectation)> = listed.iter().collect();
     let states: Vec<FileState> = entries
         .par_iter()
@@ -624,6 +653,79 @@ fn check_files(release: &Release, report: &mut ValidationReport) {
             }
         }
     }
+}
+
+/// Every package a task reads, walked without following symlinks, against
+/// the union of the inventories of the tasks reading it (a task's own
+/// package against that task's alone). A folder that cannot be read is an
+/// `unreadable_files` issue of the first task reading it.
+fn unlisted_files(release: &Release, unreadable: &mut Vec<TaskIssue>) -> Vec<UnlistedFiles> {
+    let mut packages: BTreeMap<PathBuf, (String, Vec<String>, BTreeSet<String>)> = BTreeMap::new();
+    for task in release.tasks() {
+        let entry = packages
+            .entry(release.task_package_dir(task))
+            .or_insert_with(|| (task.event_id.clone(), Vec::new(), BTreeSet::new()));
+        entry.1.push(task.task_id.clone());
+        entry
+            .2
+            .extend(task.event_files.iter().map(|r| r.relative_path.clone()));
+    }
+    let mut found = Vec::new();
+    for (package, (event_id, task_ids, listed)) in packages {
+        if !package.is_dir() {
+            continue;
+        }
+        let mut paths = Vec::new();
+        for entry in walkdir::WalkDir::new(&package)
+            .follow_links(false)
+            .sort_by_file_name()
+        {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) => {
+                    unreadable.push(TaskIssue {
+                        task_id: task_ids.first().cloned().unwrap_or_default(),
+                        message: format!("{event_id}: {e}"),
+                    });
+                    continue;
+                }
+            };
+            if entry.file_type().is_dir() {
+                continue;
+            }
+            let Ok(relative) = entry.path().strip_prefix(&package) else {
+                continue;
+            };
+            let relative = relative
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/");
+            let prefix = format!("{relative}/");
+            let is_listed = listed.contains(&relative)
+                // A symlinked folder the inventory lists files through.
+                || (entry.file_type().is_symlink()
+                    && listed.iter().any(|l| l.starts_with(&prefix)));
+            if !is_listed {
+                paths.push(relative);
+            }
+        }
+        paths.sort();
+        if !paths.is_empty() {
+            found.push(UnlistedFiles {
+                event_id,
+                package: package
+                    .strip_prefix(release.root())
+                    .unwrap_or(&package)
+                    .display()
+                    .to_string(),
+                task_ids,
+                count: paths.len(),
+                paths,
+            });
+        }
+    }
+    found
 }
 
 /// Finds and hashes one listed file, refusing paths that leave the package.

@@ -350,3 +350,64 @@ fn regeneration_names_differences_and_failure_reasons() {
         .iter()
         .any(|g| g == "gt_regeneration_failed"));
 }
+
+#[test]
+fn files_no_inventory_lists_fail_the_unlisted_files_gate() {
+    let dir = fixture_copy();
+    let root = dir.path();
+    let data = root.join(PACKAGES).join("FIX-003/data");
+    std::fs::write(data.join("stray.txt"), "unlisted").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("cycle", data.join("cycle")).unwrap();
+    // FIX-001_Q2 gets its own package and an inventory without its first
+    // file: that file is unlisted in its own package (compared with its
+    // inventory alone), not in the event's package FIX-001_Q1 reads.
+    let own = root.join("task_packages/FIX-001_Q2/FIX-001");
+    copy_dir(&root.join(PACKAGES).join("FIX-001"), &own);
+    let mut dropped = String::new();
+    edit_task(root, "FIX-001_Q2", |task| {
+        let files = task["event_files"].as_array_mut().unwrap();
+        dropped = files.remove(0)["relative_path"]
+            .as_str()
+            .unwrap()
+            .to_string();
+    });
+    let release = Release::load(root).unwrap();
+    let report = validate(&release, &ValidateOptions::default()).unwrap();
+    assert!(
+        report.failed_gates.contains(&"unlisted_files".to_string()),
+        "{:?}",
+        report.failed_gates
+    );
+    let fix3 = report
+        .unlisted_files
+        .iter()
+        .find(|u| u.event_id == "FIX-003")
+        .unwrap();
+    let mut expected = vec!["data/stray.txt".to_string()];
+    #[cfg(unix)]
+    expected.insert(0, "data/cycle".to_string());
+    assert_eq!(fix3.paths, expected);
+    assert_eq!(fix3.count, expected.len());
+    assert_eq!(fix3.task_ids, vec!["FIX-003_Q1", "FIX-003_Q2"]);
+    let fix1: Vec<_> = report
+        .unlisted_files
+        .iter()
+        .filter(|u| u.event_id == "FIX-001")
+        .collect();
+    assert_eq!(fix1.len(), 1, "{fix1:?}");
+    assert_eq!(fix1[0].package, "task_packages/FIX-001_Q2/FIX-001");
+    assert_eq!(fix1[0].task_ids, vec!["FIX-001_Q2"]);
+    assert_eq!(fix1[0].paths, vec![dropped]);
+    // The untouched fixtures have none.
+    let clean = validate(
+        &Release::load(&fixtures()).unwrap(),
+        &ValidateOptions::default(),
+    )
+    .unwrap();
+    assert!(
+        clean.unlisted_files.is_empty(),
+        "{:?}",
+        clean.unlisted_files
+    );
+}

@@ -93,6 +93,18 @@ pub fn render_study_text(report: &StudyReport) -> String {
         "(W/T/L: per-task Core against {} won / tied (within {} points) / lost, in % of tasks)",
         report.reference, report.tie_margin
     );
+    if !report.skipped_task_files.is_empty() {
+        let _ = writeln!(
+            out,
+            "({} task file(s) of the release did not load and were skipped (--skip-invalid); not among the {} tasks:",
+            report.skipped_task_files.len(),
+            report.tasks
+        );
+        for file in &report.skipped_task_files {
+            let _ = writeln!(out, "   {file}");
+        }
+        let _ = writeln!(out, ")");
+    }
     for r in report.rows.iter().filter(|r| r.not_applicable > 0) {
         let _ = writeln!(
             out,
@@ -204,6 +216,18 @@ pub fn render_study_html(report: &StudyReport) -> String {
         );
     }
     html.push_str("</table>");
+    if !report.skipped_task_files.is_empty() {
+        let _ = write!(
+            html,
+            "<p>{} task file(s) of the release did not load and were skipped (--skip-invalid); not among the {} tasks:</p><ul>",
+            report.skipped_task_files.len(),
+            report.tasks
+        );
+        for file in &report.skipped_task_files {
+            let _ = write!(html, "<li>{}</li>", escape(file));
+        }
+        html.push_str("</ul>");
+    }
     for r in report.rows.iter().filter(|r| r.not_applicable > 0) {
         let _ = write!(
             html,

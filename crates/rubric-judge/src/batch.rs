@@ -28,6 +28,15 @@ fn read_json(path: &Path) -> Result<Value> {
 
 /// Loads every `tasks/*.json` of a release root into task contexts, by id.
 pub fn load_tasks(release_root: &Path) -> Result<BTreeMap<String, TaskContext>> {
+    load_tasks_except(release_root, &[])
+}
+
+/// [`load_tasks`] without the task files in `skip` (those the caller
+/// chose to skip and names itself, e.g. under `--skip-invalid`).
+pub fn load_tasks_except(
+    release_root: &Path,
+    skip: &[PathBuf],
+) -> Result<BTreeMap<String, TaskContext>> {
     let dir = release_root.join("tasks");
     let entries = std::fs::read_dir(&dir).map_err(|source| JudgeError::Io {
         path: dir.clone(),
@@ -36,6 +45,7 @@ pub fn load_tasks(release_root: &Path) -> Result<BTreeMap<String, TaskContext>> 
     let mut paths: Vec<PathBuf> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter(|p| !skip.contains(p))
         .collect();
     paths.sort();
     // Parsed on all cores; the first error in path order is reported.

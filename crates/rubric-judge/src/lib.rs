@@ -35,8 +35,8 @@ mod rubric;
 mod units;
 
 pub use batch::{
-    compare_published, done_keys, find_runs, load_tasks, read_records, read_run, record_line,
-    run_paths, PublishedAgreement, RecordWriter, RunFile,
+    compare_published, done_keys, find_runs, load_tasks, load_tasks_except, read_records, read_run,
+    record_line, run_paths, PublishedAgreement, RecordWriter, RunFile,
 };
 pub use cache::{cache_key, JudgeCache};
 pub use deterministic::{

@@ -58,6 +58,10 @@ pub struct StudyReport {
     pub description: Option<String>,
     /// Tasks in the manifest.
     pub tasks: usize,
+    /// Task files of the release that did not load and were skipped
+    /// (`study run --skip-invalid`): outside `tasks`, named here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_task_files: Vec<String>,
     /// Reference condition.
     pub reference: String,
     /// Tie margin of the win / tie / loss shares, in Core points.
@@ -221,6 +225,7 @@ pub fn build_report(
         study: study.name.clone(),
         description: study.description.clone(),
         tasks: tasks.len(),
+        skipped_task_files: study.draw.skipped_task_files.clone(),
         reference: study.reference.clone(),
         tie_margin: settings.tie_margin,
         rows,

@@ -128,6 +128,12 @@ pub struct TaskDraw {
     /// The seeded part, in draw order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drawn: Vec<String>,
+    /// Task files of the release that did not load and were skipped
+    /// (`--skip-invalid`), each as `FILE: field `F`: what`: not in
+    /// `tasks`, but named in every report of the study so its denominator
+    /// never shrinks silently.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_task_files: Vec<String>,
 }
 
 /// Resolves a selection against a release; the App. C.5 ways need the
@@ -294,6 +300,7 @@ pub fn draw_effort(
         tasks,
         difficult,
         drawn,
+        skipped_task_files: Vec::new(),
     })
 }
 
@@ -334,6 +341,7 @@ pub fn draw_paired(
         tasks,
         difficult: Vec::new(),
         drawn,
+        skipped_task_files: Vec::new(),
     })
 }
 

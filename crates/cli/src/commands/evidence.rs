@@ -10,7 +10,9 @@ use earthverse_evidence_ledger::{
 };
 use earthverse_package_model::Release;
 use earthverse_rubric_judge::evidence::{cited_files, observations, task_reference_files};
-use earthverse_rubric_judge::{find_runs, load_tasks, scoring_context, RunContext, TaskContext};
+use earthverse_rubric_judge::{
+    find_runs, load_tasks_except, scoring_context, RunContext, TaskContext,
+};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
@@ -32,6 +34,9 @@ pub struct Args {
     /// Only this run, as SYSTEM/TASK (prints its ledger claim by claim).
     #[arg(long)]
     pub run: Option<String>,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 /// The ledger of one run, as printed by `--json`.
@@ -70,10 +75,16 @@ struct EvidenceReport<'a> {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let tasks = load_tasks(&args.release_root)
-        .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
     let release = Release::load(&args.release_root)
         .with_context(|| format!("loading release {}", args.release_root.display()))?;
+    let skipped: Vec<std::path::PathBuf> = args
+        .skip
+        .check(&release, "evidence")?
+        .into_iter()
+        .map(|e| e.path)
+        .collect();
+    let tasks = load_tasks_except(&args.release_root, &skipped)
+        .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
     let references = task_references(&release);
     let mut runs = find_runs(&args.runs)
         .with_context(|| format!("reading runs under {}", args.runs.display()))?;

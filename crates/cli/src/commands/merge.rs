@@ -67,6 +67,20 @@ fn print_check(s: &SystemCheck) {
 
 /// Runs the command.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(out) = &args.out {
+        // A merge into a shard (or a folder holding one) would read what it writes.
+        let inputs: Vec<(&str, &std::path::Path)> = args
+            .dirs
+            .iter()
+            .map(|d| ("a shard directory", d.as_path()))
+            .collect();
+        super::inputs::refuse_output_on_inputs(
+            "--out",
+            out,
+            &inputs,
+            earthverse_package_model::Overlap::Disjoint,
+        )?;
+    }
     let checks = check(&args.dirs)?;
     if checks.is_empty() {
         bail!(

@@ -43,6 +43,9 @@ pub struct Args {
     /// Print the check as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 /// Runs the command.
@@ -57,6 +60,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let release = Release::load(&args.release)
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
+    // The original is never written (the library refuses too; checked here
+    // before the reference reads are audited).
+    super::inputs::refuse_output_on_inputs(
+        "--out",
+        &args.out,
+        &[
+            ("the release", &args.release),
+            ("the release's packages", release.packages_root()),
+        ],
+        earthverse_package_model::Overlap::Disjoint,
+    )?;
+    let skipped = args.skip.check(&release, "perturb")?;
     let tasks: Option<BTreeSet<String>> = args.tasks.as_deref().map(|s| {
         s.split(',')
             .map(|t| t.trim().to_string())
@@ -104,11 +119,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         println!(
-            "{kind} perturbation (seed {}) applied to {applied} of {} task(s); release in {}, manifests in {}",
+            "{kind} perturbation (seed {}) applied to {applied} of {} task(s); release in {}, manifests in {}{}",
             args.seed,
             manifests.len(),
             out.display(),
-            out.join(earthverse_interventions::perturb::MANIFESTS_DIR).display()
+            out.join(earthverse_interventions::perturb::MANIFESTS_DIR).display(),
+            super::inputs::skipped_note(&skipped)
         );
         if args.check {
             checks.push(check_perturbed(&release, &reads, &out, &python, 0)?);

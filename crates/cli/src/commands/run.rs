@@ -106,6 +106,9 @@ pub struct Args {
     /// `cdo_like`.
     #[arg(long)]
     pub require_suite: Option<String>,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 /// The condition flags of `earthverse run` (and of each condition of a
@@ -341,6 +344,22 @@ impl AgentFactory for Factory {
 async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release)
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
+    let replay_dir = args
+        .agent
+        .strip_prefix("replay:")
+        .map(std::path::Path::new)
+        .unwrap_or(&args.release);
+    super::inputs::refuse_output_on_inputs(
+        "--out",
+        &args.out,
+        &[
+            ("the release", &args.release),
+            ("the release's packages", release.packages_root()),
+            ("the replayed runs", replay_dir),
+        ],
+        earthverse_package_model::Overlap::Outside,
+    )?;
+    let skipped = args.skip.check(&release, "run")?;
     let shard = if args.shard_from_env {
         let shard = shard_from_env(|var| std::env::var(var).ok())?;
         eprintln!(
@@ -384,9 +403,10 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
 
     // Tasks: the release's, filtered; a replay runs only recorded tasks.
     let filter = args.tasks.as_deref().map(TaskFilter::new);
+    // Question files are written once the task list is known not to be
+    // empty: a refused run leaves no output folder behind.
     let questions_dir = args.out.join(".questions");
-    std::fs::create_dir_all(&questions_dir)
-        .with_context(|| format!("creating {}", questions_dir.display()))?;
+    let mut questions = Vec::new();
     let mut inputs = Vec::new();
     for task in release.tasks() {
         if filter.as_ref().is_some_and(|f| !f.matches(&task.task_id)) {
@@ -402,8 +422,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         // Python may read the public question, never the task file (which
         // holds the solution and ground truth).
         let question_path = questions_dir.join(format!("{}.md", task.task_id));
-        std::fs::write(&question_path, &task.question)
-            .with_context(|| format!("writing {}", question_path.display()))?;
+        questions.push((question_path.clone(), task.question.as_str()));
         inputs.push(TaskInput {
             task_id: task.task_id.clone(),
             event_id: task.event_id.clone(),
@@ -459,6 +478,11 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             "no task of {} matches the filter and agent",
             args.release.display()
         );
+    }
+    std::fs::create_dir_all(&questions_dir)
+        .with_context(|| format!("creating {}", questions_dir.display()))?;
+    for (path, question) in &questions {
+        std::fs::write(path, question).with_context(|| format!("writing {}", path.display()))?;
     }
 
     // The interpreter python_exec runs, recorded in every run (App. C.2:
@@ -517,7 +541,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     let summary = run_batch(inputs, solver, batch.clone(), progress.clone()).await?;
     progress.finish();
     println!(
-        "{}: {} task(s) in shard; ran {} ok, {} error; {} already done; {} locked by another process; cost ${:.4}; records in {}",
+        "{}: {} task(s) in shard; ran {} ok, {} error; {} already done; {} locked by another process; cost ${:.4}; records in {}{}",
         system,
         summary.planned,
         summary.ok,
@@ -525,7 +549,8 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         summary.already_done,
         summary.locked,
         summary.cost_usd,
-        batch.system_dir().display()
+        batch.system_dir().display(),
+        super::inputs::skipped_note(&skipped)
     );
     if summary.stopped > 0 {
         if let Some(limits) = &batch.limits {

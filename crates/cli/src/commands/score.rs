@@ -8,7 +8,7 @@ use earthverse_model_provider::{
     AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
 };
 use earthverse_rubric_judge::{
-    compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks,
+    compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks_except,
     read_records, read_run, record_line, run_paths, Agreement, AnswerUnitsScorer, EvaluationRecord,
     Judge, JudgeCache, LlmJudge, PreparedRubric, RecordWriter, RunFile, UnitReading, UnitScorer,
 };
@@ -73,6 +73,9 @@ pub struct ScoreArgs {
     /// print their own tables).
     #[arg(skip)]
     pub quiet: bool,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 fn build_model(args: &ScoreArgs) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
@@ -130,6 +133,18 @@ const DETERMINISTIC_BATCH: usize = 64;
 
 /// Runs `earthverse score`.
 pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
+    // A refused or failed first scoring leaves no empty output behind (a
+    // file that held records is kept: the next run resumes it).
+    let existed = args.out.exists();
+    let out = args.out.clone();
+    let result = score_into(args);
+    if result.is_err() && !existed && std::fs::metadata(&out).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(&out);
+    }
+    result
+}
+
+fn score_into(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     let reading = match args.units.as_str() {
         "judge" => UnitReading::Judge,
         "required" => UnitReading::Required,
@@ -137,8 +152,36 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         other => bail!("--units `{other}`: expected judge, required or all"),
     };
     let model = build_model(&args)?;
+    // The release first: the one rule for unloadable task files.
+    let release = earthverse_package_model::Release::load(&args.release_root)
+        .with_context(|| format!("loading release {}", args.release_root.display()))?;
+    let skipped = args.skip.check(&release, "score")?;
+    let mut outputs = vec![("--out", &args.out)];
+    if let Some(path) = &args.compare_json {
+        outputs.push(("--compare-json", path));
+    }
+    for (flag, path) in outputs {
+        super::inputs::refuse_output_on_inputs(
+            flag,
+            path,
+            &[
+                ("the release", &args.release_root),
+                ("the release's packages", release.packages_root()),
+                ("--runs", &args.runs),
+            ],
+            earthverse_package_model::Overlap::Outside,
+        )?;
+    }
     tracing::debug!("score: loading tasks");
-    let tasks = load_tasks(&args.release_root)
+    let skipped_paths: Vec<PathBuf> = skipped.iter().map(|e| e.path.clone()).collect();
+    // Runs of a skipped task file (its name is the task id) are not scored
+    // either; they are counted and named.
+    let skipped_ids: BTreeSet<String> = skipped_paths
+        .iter()
+        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .collect();
+    let mut runs_of_skipped: Vec<PathBuf> = Vec::new();
+    let tasks = load_tasks_except(&args.release_root, &skipped_paths)
         .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
     for task in tasks.values() {
         let report = task.rubric.validate();
@@ -151,8 +194,6 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     tracing::debug!(tasks = tasks.len(), "score: tasks loaded");
     // The reference analysis files of each task, for the claim ledger.
-    let release = earthverse_package_model::Release::load(&args.release_root)
-        .with_context(|| format!("loading release {}", args.release_root.display()))?;
     let references: BTreeMap<String, Vec<String>> = super::evidence::task_references(&release)
         .into_iter()
         .map(|(id, files)| (id.to_owned(), files))
@@ -172,22 +213,28 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         None => {
             runs = score_deterministic(
                 &args,
-                &tasks,
-                &references,
+                (&tasks, &references),
                 reading,
                 &done,
                 &mut writer,
                 &mut records,
+                (&skipped_ids, &mut runs_of_skipped),
             )?;
             // The per-task structures are large: freed off the main thread.
             drop_in_background((tasks, references));
         }
         Some(model) => {
-            runs = find_runs(&args.runs)
+            let found = find_runs(&args.runs)
                 .with_context(|| format!("reading runs under {}", args.runs.display()))?;
-            for rf in &runs {
-                known_task(&tasks, rf, &args.release_root)?;
+            let mut known = Vec::with_capacity(found.len());
+            for rf in found {
+                if known_task(&tasks, &rf, &args.release_root, &skipped_ids)? {
+                    known.push(rf);
+                } else {
+                    runs_of_skipped.push(rf.path);
+                }
             }
+            runs = known;
             tracing::debug!(runs = runs.len(), "score: runs read");
             let todo: Vec<_> = runs
                 .iter()
@@ -280,7 +327,7 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "{} records in {}: mean U {:.2}, H {:.2}, P {:.2}, A {:.2}, Core {:.2}, Strict@95 {:.2}%",
+        "{} records in {}: mean U {:.2}, H {:.2}, P {:.2}, A {:.2}, Core {:.2}, Strict@95 {:.2}%{}",
         records.len(),
         args.out.display(),
         mean(|r| r.unit_accuracy),
@@ -289,7 +336,19 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         mean(|r| r.answer),
         mean(|r| r.core),
         100.0 * records.iter().filter(|r| r.strict95).count() as f64 / n,
+        super::inputs::skipped_note(&skipped),
     );
+    if !runs_of_skipped.is_empty() {
+        println!(
+            "{} run(s) of the skipped task file(s) not scored: {}",
+            runs_of_skipped.len(),
+            runs_of_skipped
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if args.compare_published || args.compare_json.is_some() {
         let agreement = compare_published(&records, &runs);
         println!(
@@ -310,12 +369,17 @@ pub fn run_score(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Refuses a run of a task the release does not hold, naming its file.
+/// Refuses a run of a task the release does not hold, naming its file;
+/// `Ok(false)` for a run of a task whose file was skipped (`--skip-invalid`).
 fn known_task(
     tasks: &BTreeMap<String, TaskContext>,
     rf: &RunFile,
     release_root: &std::path::Path,
-) -> anyhow::Result<()> {
+    skipped_ids: &BTreeSet<String>,
+) -> anyhow::Result<bool> {
+    if skipped_ids.contains(&rf.run.task_id) && !tasks.contains_key(&rf.run.task_id) {
+        return Ok(false);
+    }
     if !tasks.contains_key(&rf.run.task_id) {
         bail!(
             "run {} answers task {} which is not in release {}",
@@ -324,13 +388,15 @@ fn known_task(
             release_root.display()
         );
     }
-    Ok(())
+    Ok(true)
 }
 
 /// What became of one file of a deterministic scoring batch.
 enum Scored {
     /// Not a run record (another JSON file of the runs directory).
     NotRun,
+    /// A run of a task whose file was skipped (`--skip-invalid`).
+    OfSkippedTask(PathBuf),
     /// A run whose record is already in the output; the run is kept (see
     /// [`slim_run`]) only for the comparison with published scores.
     Done(Option<RunFile>),
@@ -352,12 +418,15 @@ enum Scored {
 /// published scores needs them.
 fn score_deterministic(
     args: &ScoreArgs,
-    tasks: &BTreeMap<String, TaskContext>,
-    references: &BTreeMap<String, Vec<String>>,
+    (tasks, references): (
+        &BTreeMap<String, TaskContext>,
+        &BTreeMap<String, Vec<String>>,
+    ),
     reading: UnitReading,
     done: &BTreeSet<(String, String)>,
     writer: &mut RecordWriter,
     records: &mut Vec<EvaluationRecord>,
+    (skipped_ids, runs_of_skipped): (&BTreeSet<String>, &mut Vec<PathBuf>),
 ) -> anyhow::Result<Vec<RunFile>> {
     let paths = run_paths(&args.runs)
         .with_context(|| format!("reading runs under {}", args.runs.display()))?;
@@ -376,7 +445,9 @@ fn score_deterministic(
         else {
             return Ok(Scored::NotRun);
         };
-        known_task(tasks, &rf, &args.release_root)?;
+        if !known_task(tasks, &rf, &args.release_root, skipped_ids)? {
+            return Ok(Scored::OfSkippedTask(rf.path));
+        }
         let keep = |rf: RunFile| keep_runs.then(|| slim_run(rf));
         if done.contains(&(rf.run.task_id.clone(), rf.run.system.clone())) {
             return Ok(Scored::Done(keep(rf)));
@@ -411,6 +482,10 @@ fn score_deterministic(
         for outcome in scored {
             let (run, line) = match outcome? {
                 Scored::NotRun => continue,
+                Scored::OfSkippedTask(path) => {
+                    runs_of_skipped.push(path);
+                    continue;
+                }
                 Scored::Done(run) => {
                     already += 1;
                     (run, None)

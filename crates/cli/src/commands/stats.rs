@@ -196,6 +196,45 @@ pub struct ReportArgs {
     runs: Option<PathBuf>,
 }
 
+impl Sources {
+    /// Every input path of the sources (files, recorded runs, release).
+    fn input_paths(&self) -> Vec<(&'static str, &Path)> {
+        let mut inputs: Vec<(&'static str, &Path)> = self
+            .files
+            .iter()
+            .map(|f| ("an input records file", f.as_path()))
+            .collect();
+        if let Some(dir) = &self.from_recorded {
+            inputs.push(("--from-recorded", dir));
+        }
+        if let Some(root) = &self.release {
+            inputs.push(("--release", root));
+        }
+        if let Some(prices) = &self.prices {
+            inputs.push(("--prices", prices));
+        }
+        inputs
+    }
+}
+
+/// Refuses each given output that lands on one of the inputs.
+fn refuse_outputs(
+    outputs: &[(&str, Option<&Path>)],
+    inputs: &[(&str, &Path)],
+) -> anyhow::Result<()> {
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            super::inputs::refuse_output_on_inputs(
+                flag,
+                path,
+                inputs,
+                earthverse_package_model::Overlap::Outside,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Outcomes and drill-down details from any source.
 #[derive(Debug, Default)]
 pub struct Loaded {
@@ -585,7 +624,10 @@ pub fn write_table<T: Serialize>(path: &Path, rows: &[T]) -> anyhow::Result<()> 
                 text.push_str(&serde_json::to_string(v)?);
                 text.push('\n');
             }
-            std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+            super::inputs::write_atomic(path, |file| {
+                std::io::Write::write_all(file, text.as_bytes())?;
+                Ok(())
+            })
         }
         Some("parquet") => write_parquet(path, &values),
         _ => bail!(
@@ -644,17 +686,12 @@ fn write_parquet(path: &Path, rows: &[Map<String, Value>]) -> anyhow::Result<()>
     }
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .with_context(|| format!("building the Parquet table for {}", path.display()))?;
-    let file =
-        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
-    let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None)
-        .with_context(|| format!("writing {}", path.display()))?;
-    writer
-        .write(&batch)
-        .with_context(|| format!("writing {}", path.display()))?;
-    writer
-        .close()
-        .with_context(|| format!("closing {}", path.display()))?;
-    Ok(())
+    super::inputs::write_atomic(path, |file| {
+        let mut writer = parquet::arrow::ArrowWriter::try_new(file, batch.schema(), None)?;
+        writer.write(&batch)?;
+        writer.close()?;
+        Ok(())
+    })
 }
 
 fn f2(v: Option<f64>, digits: usize) -> String {
@@ -714,6 +751,13 @@ fn print_leaderboard(out: &mut String, rows: &[LeaderboardRow]) {
 
 /// Runs `earthverse leaderboard`.
 pub fn run_leaderboard(args: LeaderboardArgs) -> anyhow::Result<ExitCode> {
+    refuse_outputs(
+        &[
+            ("--out", args.out.as_deref()),
+            ("--tasks-out", args.tasks_out.as_deref()),
+        ],
+        &args.sources.input_paths(),
+    )?;
     let mut out = String::new();
     let loaded = load_sources(&args.sources)?;
     let rows = leaderboard(&loaded.outcomes)?;
@@ -834,6 +878,20 @@ fn print_delta(out: &mut String, d: &PairedDelta, metric: &str) {
 
 /// Runs `earthverse compare`.
 pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
+    let mut inputs: Vec<(&str, &Path)> =
+        args.inputs.iter().map(|f| ("--in", f.as_path())).collect();
+    for (name, cond) in [("A", &args.a), ("B", &args.b)] {
+        if let Some(c) = cond {
+            inputs.push((name, Path::new(c.as_str())));
+        }
+    }
+    if let Some(dir) = &args.from_recorded {
+        inputs.push(("--from-recorded", dir));
+    }
+    if let Some(root) = &args.release {
+        inputs.push(("--release", root));
+    }
+    refuse_outputs(&[("--out", args.out.as_deref())], &inputs)?;
     let mut out = String::new();
     let config = BootstrapConfig {
         resamples: args.resamples,
@@ -942,6 +1000,11 @@ pub fn run_compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
 
 /// Runs `earthverse report`.
 pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let mut inputs = args.sources.input_paths();
+    if let Some(dir) = &args.runs {
+        inputs.push(("--runs", dir));
+    }
+    refuse_outputs(&[("--html", Some(args.html.as_path()))], &inputs)?;
     let loaded = load_sources(&args.sources)?;
     let mut input = ReportInput::new(args.title);
     input.source = loaded.source.join(", ");
@@ -974,7 +1037,10 @@ pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
     };
     input.prices_usd_per_m = flat_prices;
     let html = earthverse_report::render_html(&input)?;
-    std::fs::write(&args.html, html).with_context(|| format!("writing {}", args.html.display()))?;
+    super::inputs::write_atomic(&args.html, |file| {
+        std::io::Write::write_all(file, html.as_bytes())?;
+        Ok(())
+    })?;
     eprintln!("wrote {}", args.html.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -81,6 +81,10 @@ pub struct StudyRunArgs {
     /// Request-rate cap of each condition's batch (`N/s`, `N/min`, ...).
     #[arg(long, value_name = "N/UNIT")]
     pub max_request_rate: Option<String>,
+    /// Unloadable task files: an error, or skipped and named in the
+    /// summary and in the study's report.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 /// Arguments of `earthverse study report`.
@@ -135,17 +139,29 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
         .context("no release: give --release or `release` in the manifest")?;
     let release = Release::load(&release_root)
         .with_context(|| format!("loading the release at {}", release_root.display()))?;
-    let draw = select_release_tasks(&release, &release_root, &manifest.tasks)
-        .context("drawing the study's tasks")?;
+    super::inputs::refuse_output_on_inputs(
+        "--out",
+        &args.out,
+        &[
+            ("the release", &release_root),
+            ("the release's packages", release.packages_root()),
+        ],
+        earthverse_package_model::Overlap::Outside,
+    )?;
+    let skipped = args.skip.check(&release, "study run")?;
+    let mut draw = select_release_tasks(&release, &release_root, &manifest.tasks)
+        .with_context(|| format!("drawing the study's tasks from {}", release_root.display()))?;
+    draw.skipped_task_files = skipped.iter().map(ToString::to_string).collect();
     let study = resolve_study(&args.out, &manifest, &release_root, &args.agent, draw)?;
     write_study(&args.out, &study)?;
     let tasks = study.tasks();
     eprintln!(
-        "study {}: {} condition(s) x {} task(s) into {}",
+        "study {}: {} condition(s) x {} task(s) into {}{}",
         study.name,
         study.conditions.len(),
         tasks.len(),
-        args.out.display()
+        args.out.display(),
+        super::inputs::skipped_note(&skipped)
     );
     let mut worst = ExitCode::SUCCESS;
     let mut done = BTreeSet::new();
@@ -210,6 +226,7 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
             shard_from_env: args.shard_from_env,
             max_batch_cost: args.max_batch_cost,
             max_request_rate: args.max_request_rate.clone(),
+            skip: args.skip,
         };
         let code = super::run::run(run_args)
             .with_context(|| format!("study {}: condition {name}", study.name))?;
@@ -225,6 +242,24 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
 /// optionally writes the report.
 pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
     let study = read_study(&args.dir, args.study.as_deref())?;
+    super::inputs::refuse_output_on_inputs(
+        "DIR",
+        &args.dir,
+        &[("the study's release", &study.release)],
+        earthverse_package_model::Overlap::Outside,
+    )?;
+    if let Some(html) = &args.html {
+        super::inputs::refuse_output_on_inputs(
+            "--html",
+            html,
+            &[
+                ("the study's release", &study.release),
+                ("the study's runs", &args.dir.join("runs")),
+                ("the study's records", &args.dir.join("studies")),
+            ],
+            earthverse_package_model::Overlap::Outside,
+        )?;
+    }
     let folders: BTreeSet<&str> = study.conditions.iter().map(|c| c.runs.as_str()).collect();
     let mut scored = BTreeMap::new();
     for folder in folders {
@@ -253,6 +288,10 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
             // A folder may hold planned runs of another study; whether
             // this study's own runs are all there is build_report's check.
             allow_partial: true,
+            // The task files `study run` skipped are named in the report.
+            skip: super::inputs::SkipInvalid {
+                skip_invalid: !study.draw.skipped_task_files.is_empty(),
+            },
         })
         .with_context(|| format!("scoring the runs of runs/{folder}"))?;
         if code != ExitCode::SUCCESS {
@@ -288,8 +327,11 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
         );
     }
     if let Some(path) = &args.html {
-        std::fs::write(path, earthverse_report::render_study_html(&report))
-            .with_context(|| format!("writing {}", path.display()))?;
+        let html = earthverse_report::render_study_html(&report);
+        super::inputs::write_atomic(path, |file| {
+            std::io::Write::write_all(file, html.as_bytes())?;
+            Ok(())
+        })?;
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);

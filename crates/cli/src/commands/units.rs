@@ -31,6 +31,9 @@ pub struct Args {
     /// Include every run's unit ledger (with `--runs`).
     #[arg(long)]
     pub ledger: bool,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 #[derive(Debug, Serialize)]
@@ -130,9 +133,8 @@ struct Strict95 {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release_root)
         .with_context(|| format!("loading release {}", args.release_root.display()))?;
-    for error in release.load_errors() {
-        tracing::warn!(?error, "task file skipped");
-    }
+    // Skipped files are named on stderr, before the tables.
+    args.skip.check(&release, "units")?;
     match &args.runs {
         None => count(&release, args.json),
         Some(dir) => score_runs(&release, dir, &args),

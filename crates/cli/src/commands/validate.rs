@@ -45,6 +45,17 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release_root)
         .with_context(|| format!("loading release {}", args.release_root.display()))?;
+    if let Some(dir) = &args.keep_export {
+        super::inputs::refuse_output_on_inputs(
+            "--keep-export",
+            dir,
+            &[
+                ("the release", &args.release_root),
+                ("the release's packages", release.packages_root()),
+            ],
+            earthverse_package_model::Overlap::Disjoint,
+        )?;
+    }
     let options = ValidateOptions {
         regenerate_gt: args.regenerate_gt,
         regenerate: RegenerateOptions {
@@ -165,6 +176,35 @@ fn summary(r: &ValidationReport) -> String {
                 c.event_id,
                 c.relative_path,
                 c.task_ids.join(", ")
+            )
+        },
+    );
+    list(
+        &mut out,
+        "packages holding files no inventory lists",
+        &r.unlisted_files,
+        |u| {
+            let shown: Vec<&str> = u
+                .paths
+                .iter()
+                .take(LIST_LIMIT)
+                .map(String::as_str)
+                .collect();
+            let more = if u.count > shown.len() {
+                format!(
+                    ", ... and {} more (use --json for all)",
+                    u.count - shown.len()
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "{} ({}; inventories of {}): {} file(s) not listed: {}{more}",
+                u.event_id,
+                u.package,
+                u.task_ids.join(", "),
+                u.count,
+                shown.join(", ")
             )
         },
     );
