@@ -69,7 +69,9 @@ fn the_scripted_demo_agent_computes_its_answer_with_pandas_in_the_sandbox() {
         assert_eq!(printed[key], answer[key], "{key}: printed vs answered");
     }
 
-    let scores = dir.path().join("scores.jsonl");
+    // Outside the runs folder: an output is never written inside an input.
+    let scored = tempfile::tempdir().unwrap();
+    let scores = scored.path().join("scores.jsonl");
     let status = Command::new(bin)
         .arg("score")
         .arg(root().join("fixtures/release"))
