@@ -1201,38 +1201,16 @@ fn convert_key(
     }
     let position = object.keys().position(|k| k == name)?;
     let original = object.get(name)?.clone();
-    let items: Vec<Value> = match &original {
+    let mut items: Vec<Value> = match &original {
         Value::Array(items) => items.clone(),
         other => vec![other.clone()],
     };
-    let decimals = items
-        .iter()
-        .filter_map(Value::as_f64)
-        .map(decimals_of)
-        .max()
-        .unwrap_or(0);
-    let integer_positions: Vec<usize> = items
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_i64() || v.is_u64())
-        .map(|(i, _)| i)
-        .collect();
-    let mut converted_sum = 0.0;
-    let converted: Vec<Value> = items
-        .iter()
-        .map(|v| match v.as_f64() {
-            Some(x) => {
-                let y = round_to(x * factor + offset, decimals.saturating_add(4));
-                converted_sum += y;
-                json!(y)
-            }
-            None => v.clone(),
-        })
-        .collect();
+    let (decimals, integer_positions, converted_sum) = convert_values(&mut items, factor, offset);
+    let length = items.len();
     let new_value = if original.is_array() {
-        Value::Array(converted)
+        Value::Array(items)
     } else {
-        converted.into_iter().next()?
+        items.into_iter().next()?
     };
     // Rebuild the object with the renamed key in the same place.
     let entries: Vec<(String, Value)> = std::mem::take(object).into_iter().collect();
@@ -1253,7 +1231,7 @@ fn convert_key(
         offset,
         decimals,
         integer_positions,
-        length: items.len(),
+        length,
         converted_sum,
         adapted_program: false,
         renamed_to: Some(renamed),
@@ -1375,6 +1353,35 @@ fn convert_text(text: &str, file: &str, literals: &[String]) -> Option<(String, 
     None
 }
 
+/// Converts every number of `values` in place (`x * factor + offset`,
+/// four decimals more than the most any value has, so converting back and
+/// rounding restores each exactly). Returns those original decimals, the
+/// positions of JSON integers, and the sum of the converted numbers: what
+/// [`UnitChange`] records for the adapted program.
+fn convert_values(values: &mut [Value], factor: f64, offset: f64) -> (u32, Vec<usize>, f64) {
+    let decimals = values
+        .iter()
+        .filter_map(Value::as_f64)
+        .map(decimals_of)
+        .max()
+        .unwrap_or(0);
+    let integer_positions: Vec<usize> = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_i64() || v.is_u64())
+        .map(|(i, _)| i)
+        .collect();
+    let mut converted_sum = 0.0;
+    for v in values.iter_mut() {
+        if let Some(x) = v.as_f64() {
+            let y = round_to(x * factor + offset, decimals.saturating_add(4));
+            converted_sum += y;
+            *v = json!(y);
+        }
+    }
+    (decimals, integer_positions, converted_sum)
+}
+
 /// Converts `value[block][var]` from `unit` and updates its label; the
 /// converted values keep four decimals more than the original, so the
 /// conversion is exactly reversible at the original precision.
@@ -1387,26 +1394,7 @@ fn convert_series(
 ) -> Option<UnitChange> {
     let (to, factor, offset) = conversion(unit)?;
     let series = value.get_mut(block)?.get_mut(var)?.as_array_mut()?;
-    let decimals = series
-        .iter()
-        .filter_map(Value::as_f64)
-        .map(decimals_of)
-        .max()
-        .unwrap_or(0);
-    let integer_positions: Vec<usize> = series
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.is_i64() || v.is_u64())
-        .map(|(i, _)| i)
-        .collect();
-    let mut converted_sum = 0.0;
-    for v in series.iter_mut() {
-        if let Some(x) = v.as_f64() {
-            let y = round_to(x * factor + offset, decimals.saturating_add(4));
-            converted_sum += y;
-            *v = json!(y);
-        }
-    }
+    let (decimals, integer_positions, converted_sum) = convert_values(series, factor, offset);
     let length = series.len();
     *value.get_mut(format!("{block}_units"))?.get_mut(var)? = json!(to);
     Some(UnitChange {
