@@ -583,9 +583,7 @@ fn conflict_edit(
         let mut value: Value = serde_json::from_slice(bytes).ok()?;
         let (key, what) =
             conflict_json(&mut value, own, words).or_else(|| shift_dates(&mut value, own))?;
-        let mut out = serde_json::to_vec_pretty(&value).ok()?;
-        out.push(b'\n');
-        return Some((out, Some(key), what));
+        return Some((json_bytes(&value).ok()?, Some(key), what));
     }
     if !is_plain_text(bytes) {
         return None;
