@@ -14,7 +14,9 @@
 //! baseline research policy, which read the release, live beside the
 //! controller (`earthverse_agent_controller::agents`).
 //!
-//! [`Pricing`] turns [`TokenUsage`] into USD.
+//! [`Pricing`] turns [`TokenUsage`] into USD. [`from_spec`] (with
+//! [`ProviderSpec`] and [`Endpoint`]) builds a wire model from the
+//! `openai:MODEL` / `anthropic:MODEL` specs the CLI and harnesses take.
 //!
 //! Wire providers retry as the reference harness does ([`RetryPolicy`]: 2
 //! retries, back-off 1 s then 2 s capped at 60 s, `Retry-After` on 429/503,
@@ -43,6 +45,7 @@ pub mod openai;
 pub mod pricing;
 pub mod retry;
 pub mod scripted;
+pub mod spec;
 
 pub use anthropic::{AnthropicConfig, AnthropicMessages};
 pub use chat::{
@@ -54,3 +57,4 @@ pub use openai::{OpenAiCompatible, OpenAiConfig};
 pub use pricing::{ModelPrice, Pricing};
 pub use retry::RetryPolicy;
 pub use scripted::{ScriptStep, ScriptedModel};
+pub use spec::{from_spec, Endpoint, Provider, ProviderSpec};

@@ -16,8 +16,7 @@ use earthverse_agent_controller::{
 };
 use earthverse_interventions::OracleKind;
 use earthverse_model_provider::{
-    AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig, Pricing,
-    ReasoningEffort, ScriptedModel,
+    ChatModel, Endpoint, Pricing, ProviderSpec, ReasoningEffort, ScriptedModel,
 };
 use earthverse_package_model::Release;
 use earthverse_tool_registry::{Registry, ResearchToolsConfig};
@@ -639,47 +638,26 @@ fn parse_agent(args: &Args) -> anyhow::Result<(AgentKind, String, String, Resear
                 ResearchToolsConfig::default(),
             )
         }
-        "openai" if !rest.is_empty() => {
-            let mut config = match &args.base_url {
-                Some(url) => OpenAiConfig::local(rest, url.clone()),
-                None => OpenAiConfig::openai(rest),
+        _ => {
+            let Some(spec) = ProviderSpec::parse(&args.agent).context("--agent")? else {
+                bail!(
+                    "--agent must be baseline, replay:DIR, scripted:FILE, openai:MODEL or anthropic:MODEL, not `{}`",
+                    args.agent
+                )
             };
-            if let Some(var) = &args.api_key_env {
-                config.api_key_env = Some(var.clone());
-            }
-            let model = OpenAiCompatible::new(config)?;
+            let endpoint = Endpoint {
+                base_url: args.base_url.clone(),
+                api_key_env: args.api_key_env.clone(),
+            };
+            let model = spec.build(&endpoint).context("--agent")?;
             let id = model.model_id().to_string();
             (
-                AgentKind::Live(Arc::new(model)),
+                AgentKind::Live(model),
                 id,
-                format!("openai-{rest}"),
+                spec.slug(),
                 ResearchToolsConfig::default(),
             )
         }
-        "anthropic" if !rest.is_empty() => {
-            let mut config = AnthropicConfig::anthropic(rest);
-            if let Some(url) = &args.base_url {
-                config.base_url = url.clone();
-                if args.api_key_env.is_none() {
-                    config.api_key_env = None;
-                }
-            }
-            if let Some(var) = &args.api_key_env {
-                config.api_key_env = Some(var.clone());
-            }
-            let model = AnthropicMessages::new(config)?;
-            let id = model.model_id().to_string();
-            (
-                AgentKind::Live(Arc::new(model)),
-                id,
-                format!("anthropic-{rest}"),
-                ResearchToolsConfig::default(),
-            )
-        }
-        _ => bail!(
-            "--agent must be baseline, replay:DIR, scripted:FILE, openai:MODEL or anthropic:MODEL, not `{}`",
-            args.agent
-        ),
     })
 }
 

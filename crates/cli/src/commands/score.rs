@@ -4,9 +4,7 @@
 use anyhow::{bail, Context};
 use earthverse_answer_units::score_task;
 use earthverse_answer_units::ScoringContext;
-use earthverse_model_provider::{
-    AnthropicConfig, AnthropicMessages, ChatModel, OpenAiCompatible, OpenAiConfig,
-};
+use earthverse_model_provider::{ChatModel, Endpoint, ProviderSpec};
 use earthverse_rubric_judge::{
     compare_published, done_keys, evaluate_deterministic_prepared, find_runs, load_tasks_except,
     read_records, read_run, record_line, run_paths, Agreement, AnswerUnitsScorer, EvaluationRecord,
@@ -82,39 +80,13 @@ fn build_model(args: &ScoreArgs) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
     if args.judge == "deterministic" {
         return Ok(None);
     }
-    let (provider, model) = args.judge.split_once(':').with_context(|| {
-        format!(
-            "--judge `{}`: expected deterministic, openai:MODEL or anthropic:MODEL",
-            args.judge
-        )
-    })?;
-    if model.is_empty() {
-        bail!("--judge `{}`: the model name is empty", args.judge);
-    }
-    let model: Arc<dyn ChatModel> = match provider {
-        "openai" => {
-            let mut config = OpenAiConfig::openai(model);
-            if let Some(url) = &args.base_url {
-                config = OpenAiConfig::local(model, url.clone());
-            }
-            if let Some(var) = &args.api_key_env {
-                config.api_key_env = Some(var.clone());
-            }
-            Arc::new(OpenAiCompatible::new(config).context("building the OpenAI judge")?)
-        }
-        "anthropic" => {
-            let mut config = AnthropicConfig::anthropic(model);
-            if let Some(url) = &args.base_url {
-                config.base_url = url.clone();
-                config.api_key_env = None;
-            }
-            if let Some(var) = &args.api_key_env {
-                config.api_key_env = Some(var.clone());
-            }
-            Arc::new(AnthropicMessages::new(config).context("building the Anthropic judge")?)
-        }
-        other => bail!("--judge `{}`: unknown provider `{other}`", args.judge),
+    let endpoint = Endpoint {
+        base_url: args.base_url.clone(),
+        api_key_env: args.api_key_env.clone(),
     };
+    let model = ProviderSpec::parse_required(&args.judge)
+        .and_then(|spec| spec.build(&endpoint))
+        .with_context(|| format!("--judge `{}` (or `deterministic`)", args.judge))?;
     Ok(Some(model))
 }
 
