@@ -125,7 +125,7 @@ pub fn from_spec(spec: &str, endpoint: &Endpoint) -> Result<Arc<dyn ChatModel>> 
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
+    #![allow(clippy::unwrap_used, clippy::panic)]
     use super::*;
 
     #[test]

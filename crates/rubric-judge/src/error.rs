@@ -60,6 +60,16 @@ pub enum JudgeError {
         /// What is wrong.
         problem: String,
     },
+    /// A run answers a task the release does not hold.
+    #[error("run {} answers task {task_id} which is not in release {}", run.display(), release.display())]
+    UnknownTask {
+        /// The run file.
+        run: PathBuf,
+        /// The task id it answers.
+        task_id: String,
+        /// The release root.
+        release: PathBuf,
+    },
     /// A task, run or record file could not be read or written.
     #[error("cannot read or write {path}")]
     Io {

@@ -160,3 +160,55 @@ fn path_re() -> &'static Regex {
             .unwrap_or_else(|_| unreachable!("constant regex"))
     })
 }
+
+/// What a judge needs to write the claim ledger of its records: the unit
+/// reading (the deterministic judge's own; for an LLM judge, the
+/// answer-units reading beside its verdicts) and each task's reference
+/// analysis files (task id → files, e.g. [`task_reference_files`]).
+#[derive(Debug, Clone)]
+pub struct ClaimSource {
+    /// Reading of U whose unit ledger is traced.
+    pub reading: crate::units::UnitReading,
+    /// Reference analysis files per task id.
+    pub references: std::collections::BTreeMap<String, Vec<String>>,
+}
+
+impl ClaimSource {
+    /// The claim ledger of `run`: its answer scored, its unit ledger traced
+    /// through the run's observations. A failed run has none.
+    pub fn claims(&self, task: &TaskContext, run: &RunContext) -> Vec<Claim> {
+        if run.run_status == crate::record::RunStatus::Error {
+            return Vec::new();
+        }
+        let score = earthverse_answer_units::score_task(
+            &task.primary_gt,
+            &run.final_answer,
+            &crate::units::scoring_context(task),
+        );
+        self.claims_from_score(task, run, &score)
+    }
+
+    /// [`ClaimSource::claims`] from an answer already scored.
+    pub fn claims_from_score(
+        &self,
+        task: &TaskContext,
+        run: &RunContext,
+        score: &earthverse_answer_units::TaskScore,
+    ) -> Vec<Claim> {
+        use crate::units::UnitReading;
+        let mut units = match self.reading {
+            UnitReading::Judge => score.judge_score().ledger.clone(),
+            UnitReading::Required | UnitReading::All => score.units.ledger.clone(),
+        };
+        if self.reading == UnitReading::All {
+            // Every leaf counts in this reading.
+            units.iter_mut().for_each(|u| u.counted = true);
+        }
+        let refs = self
+            .references
+            .get(&task.task_id)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        record_claims(task, refs, run, &units)
+    }
+}

@@ -19,4 +19,19 @@ pub trait Judge: Send + Sync {
 
     /// Evaluates `run` against `task`.
     async fn evaluate(&self, task: &TaskContext, run: &RunContext) -> Result<EvaluationRecord>;
+
+    /// The synchronous form of this judge, for one that computes without
+    /// waiting on anything (the deterministic judge): [`crate::score_batch`]
+    /// then scores a batch's runs on all cores instead of as concurrent
+    /// calls. `None` (the default): the judge has only the async form.
+    fn blocking(&self) -> Option<&dyn BlockingJudge> {
+        None
+    }
+}
+
+/// A judge that evaluates on the calling thread ([`Judge::blocking`]); its
+/// records are those [`Judge::evaluate`] gives.
+pub trait BlockingJudge: Send + Sync {
+    /// Evaluates `run` against `task` now.
+    fn evaluate_now(&self, task: &TaskContext, run: &RunContext) -> Result<EvaluationRecord>;
 }

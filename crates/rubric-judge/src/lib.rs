@@ -32,6 +32,7 @@ mod parse;
 mod prompt;
 mod record;
 mod rubric;
+mod scoring;
 mod units;
 
 pub use batch::{
@@ -52,7 +53,7 @@ pub use deterministic::{
 pub use earthverse_answer_units::{paired as agreement, PairedAgreement as Agreement};
 pub use error::{JudgeError, Result};
 pub use input::{RunContext, TaskContext, ToolStep};
-pub use judge::Judge;
+pub use judge::{BlockingJudge, Judge};
 pub use llm::{JudgeStats, LlmJudge, DEFAULT_MAX_JUDGE_ATTEMPTS, JUDGE_SEED};
 pub use pairwise::{compare_pair, win_tie_loss, PairOutcome, PairwiseRecord, PAIRWISE_INSTRUCTION};
 pub use parse::{parse_judge_reply, ParsedJudgement, RUBRIC_SCORE_SLACK};
@@ -67,5 +68,8 @@ pub use record::{
 pub use rubric::{
     CoverageBand, Criterion, Rubric, RubricReport, COVERAGE_BANDS, MAX_CRITERIA, MIN_CRITERIA,
     RUBRIC_TOTAL_POINTS,
+};
+pub use scoring::{
+    score_batch, BatchScores, ReleaseDeterministicJudge, ScoreInput, ScoreOptions, SCORE_CHUNK,
 };
 pub use units::{scoring_context, AnswerUnitsScorer, UnitReading};

@@ -2,6 +2,7 @@
 
 use crate::cache::{cache_key, JudgeCache};
 use crate::error::{JudgeError, Result};
+use crate::evidence::ClaimSource;
 use crate::input::{RunContext, TaskContext};
 use crate::judge::Judge;
 use crate::parse::parse_judge_reply;
@@ -40,6 +41,7 @@ pub struct LlmJudge {
     cache: Option<JudgeCache>,
     max_attempts: u32,
     stats: JudgeStats,
+    claims: Option<Arc<ClaimSource>>,
 }
 
 impl std::fmt::Debug for LlmJudge {
@@ -62,7 +64,15 @@ impl LlmJudge {
             cache: None,
             max_attempts: DEFAULT_MAX_JUDGE_ATTEMPTS,
             stats: JudgeStats::default(),
+            claims: None,
         }
+    }
+
+    /// Writes the claim ledger of each record from `claims` (the
+    /// answer-units reading beside the model's verdicts).
+    pub fn with_claims(mut self, claims: Arc<ClaimSource>) -> Self {
+        self.claims = Some(claims);
+        self
     }
 
     /// Caches records in `cache`.
@@ -114,6 +124,17 @@ impl Judge for LlmJudge {
     }
 
     async fn evaluate(&self, task: &TaskContext, run: &RunContext) -> Result<EvaluationRecord> {
+        let mut record = self.judge_run(task, run).await?;
+        if let Some(source) = &self.claims {
+            record.claims = source.claims(task, run);
+        }
+        Ok(record)
+    }
+}
+
+impl LlmJudge {
+    /// [`Judge::evaluate`] without the claim ledger.
+    async fn judge_run(&self, task: &TaskContext, run: &RunContext) -> Result<EvaluationRecord> {
         let ledger = crate::deterministic::empty_rubric_ledger(&task.rubric);
         if run.run_status == RunStatus::Error {
             let mut record = EvaluationRecord::solver_failure(
