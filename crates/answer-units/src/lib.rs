@@ -5,7 +5,8 @@
 //! ([`decompose`], [`count_units`]), reads a final answer of any shape
 //! ([`parse_answer`]; a run that ended on a pending `python_exec` call
 //! is read as the variables its code computes, `read_code`, behind the
-//! default feature `code-reading`), matches
+//! feature `code-reading`, off by default and on in the scorers of
+//! `earthverse-rubric-judge` and the CLI), matches
 //! unit by unit with documented rules and tolerances ([`score_answer`])
 //! and explains every decision in a ledger
 //! ([`UnitLedgerEntry`]). Two readings of U come from one reference: over
