@@ -31,7 +31,7 @@
 
 use crate::settings::{ContextPolicy, ControllerSettings};
 use earthverse_model_provider::ReasoningEffort;
-use earthverse_package_model::RunCondition;
+use earthverse_package_model::{OracleKind, RunCondition};
 #[cfg(doc)]
 use earthverse_tool_registry::catalogue::COMPACT_METEOROLOGY_SUITE;
 use earthverse_tool_registry::catalogue::{
@@ -284,27 +284,95 @@ impl CatalogueSpec {
 
 /// One experimental condition: every key optional, absent = the paper's
 /// default. [`Condition::apply`] sets the controller's settings and
-/// [`Condition::record`] is what `trajectory.json` keeps.
+/// [`Condition::record`] is what `trajectory.json` keeps
+/// ([`RunCondition`], its serde form; [`Condition::from_record`] reads it
+/// back). With the feature `clap` it is also the command line's flags
+/// (`#[command(flatten)]`): a new condition is one field here (with its
+/// `apply`, `record` and `from_record` lines) and one key of
+/// [`RunCondition`].
 #[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct Condition {
-    /// Answer mode.
+    /// Answer mode (App. A.1, Table 3): `interactive` (default),
+    /// `interactive+review` (App. E final evidence review),
+    /// `compressed-direct` (one call, no tools, over a bounded evidence
+    /// summary of the package: 48,000 characters, 2,400 per file) or
+    /// `all-text-direct` (one call over every readable file's text within
+    /// 320,000 characters).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "MODE"))]
     pub answer_mode: Option<AnswerMode>,
-    /// Reasoning effort sent to the model.
+    /// Reasoning effort (Table 3): `none`, `low`, `medium`, `high` or
+    /// `xhigh`. OpenAI-compatible servers get `reasoning_effort`; Anthropic
+    /// a thinking budget of 1,024 / 4,096 / 16,384 / 32,768 tokens (ours).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "EFFORT"))]
     pub reasoning_effort: Option<ReasoningEffort>,
-    /// Catalogue.
+    /// Tool catalogue (Table 6a–b, Table 4b); offers the domain operations.
+    /// `fixed:N` (first N tools, research tools first, nested: 6, 10, 20,
+    /// 40, 70, 100, 170), `full` (all 176), `topk:K` (research tools + K
+    /// tools a BM25 router picks for the task; K = 10, 20), `workflow`
+    /// (research tools + the best workflow profile's families), `expert`
+    /// (domain operations only), `general+expert` (research tools, general
+    /// families and the profile's specialist families), `hierarchical`
+    /// (domains first, opened with `open_tool_domain`), `dynamic`
+    /// (research tools + 20 tools routed again at every step), and the
+    /// optional meteorological access of Table 4d (App. A.3.4; tool use
+    /// stays optional): `compact-meteorology` (research tools + the same 8
+    /// meteorological operations for every task; the list is ours) or
+    /// `cue-routed-meteorology` (research tools + at most 3, the paper's
+    /// limit, meteorological operations a BM25 router picks from the
+    /// question and the package's file paths; operations with no matching
+    /// cue are not offered).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "CATALOGUE"))]
     pub catalogue: Option<CatalogueSpec>,
-    /// Tool names.
+    /// Tool names (Table 4b): `reference` (registry names), `descriptive`
+    /// (domain prefix and intended-use cues) or `opaque` (meaningless
+    /// names; records keep the real ones).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "NAMES"))]
     pub tool_names: Option<ToolNames>,
-    /// Context retention.
+    /// Context retained before summarisation (Table 6c): `aggressive` (4
+    /// recent messages, 6,000-character state), `short` (8, 12,000),
+    /// `default` (App. C.2: 16, 24,000), `long` (32, 48,000) or `full`
+    /// (never summarised).
+    #[cfg_attr(feature = "clap", arg(long, value_name = "PRESET"))]
     pub context: Option<ContextPreset>,
-    /// Turn budget.
+    /// Research turns (App. C.2: 48; Table 6d: 12, 24, 48, 96), or `none`
+    /// for the wall-clock-only mode.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "N|none"))]
     pub max_turns: Option<TurnBudget>,
-    /// Task wall-clock budget.
+    /// Wall-clock budget of a task in seconds (App. C.2: 1,800).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "task-time", value_name = "SECONDS", value_parser = parse_task_time)
+    )]
     pub task_time: Option<Duration>,
-    /// Sampling temperature.
+    /// Sampling temperature sent to the model.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub temperature: Option<f64>,
-    /// Sampling seed.
+    /// Sampling seed sent to the model (where the backend supports one).
+    #[cfg_attr(feature = "clap", arg(long))]
     pub seed: Option<u64>,
+    /// Answer-free oracle added to each task message (App. A.3.1, Table 4a):
+    /// `relevant-files`, `evidence-map`, `tool-subset` or `plan` (see
+    /// `earthverse oracle`). The exact text of each task's oracle goes into
+    /// its record's `condition.oracle`; a task without one runs without
+    /// it, the reason recorded.
+    #[cfg_attr(feature = "clap", arg(long, value_name = "KIND"))]
+    pub oracle: Option<OracleKind>,
+}
+
+/// `--task-time SECONDS`: a positive whole number of seconds.
+///
+/// # Errors
+/// The reason, for zero or a value that is not a whole number.
+pub fn parse_task_time(text: &str) -> Result<Duration, ConditionError> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err(bad("--task-time", "must be a positive number of seconds")),
+        Ok(seconds) => Ok(Duration::from_secs(seconds)),
+        Err(_) => Err(bad(
+            "--task-time",
+            format!("`{text}` is not a whole number of seconds"),
+        )),
+    }
 }
 
 impl Condition {
@@ -404,12 +472,34 @@ impl Condition {
             task_time: record.task_time_s.map(Duration::from_secs),
             temperature: record.temperature,
             seed: record.seed,
+            oracle: oracle_of(record.oracle.as_ref())?,
         };
         if condition.answer_mode.is_none() && record.review == Some(true) {
             condition.answer_mode = Some(AnswerMode::InteractiveReview);
         }
         Ok(condition)
     }
+}
+
+/// The oracle kind a record names: a kind name (a study manifest's
+/// `oracle = "plan"`) or a run record's `{"kind": ..., "text": ...}`.
+fn oracle_of(value: Option<&serde_json::Value>) -> Result<Option<OracleKind>, ConditionError> {
+    let kind = match value {
+        None => return Ok(None),
+        Some(serde_json::Value::String(kind)) => kind.as_str(),
+        Some(other) => match other.get("kind").and_then(serde_json::Value::as_str) {
+            Some(kind) => kind,
+            None => {
+                return Err(bad(
+                    "--oracle",
+                    format!("must be a kind name or an object with a `kind`, not {other}"),
+                ))
+            }
+        },
+    };
+    kind.parse()
+        .map(Some)
+        .map_err(|m: String| bad("--oracle", m))
 }
 
 macro_rules! spelled {
@@ -612,5 +702,37 @@ mod tests {
         let plan = condition.catalogue_plan().unwrap();
         assert_eq!(plan.condition, CatalogueCondition::TopK { k: 20 });
         assert!(Condition::default().catalogue_plan().is_none());
+    }
+
+    #[test]
+    fn the_oracle_kind_is_read_from_a_manifest_or_a_run_record() {
+        let manifest: RunCondition = serde_json::from_str(r#"{"oracle":"plan"}"#).unwrap();
+        let record: RunCondition =
+            serde_json::from_str(r#"{"oracle":{"kind":"evidence-map","text":"..."}}"#).unwrap();
+        assert_eq!(
+            Condition::from_record(&manifest).unwrap().oracle,
+            Some(OracleKind::Plan)
+        );
+        assert_eq!(
+            Condition::from_record(&record).unwrap().oracle,
+            Some(OracleKind::EvidenceMap)
+        );
+        let wrong: RunCondition = serde_json::from_str(r#"{"oracle":"answers"}"#).unwrap();
+        let err = Condition::from_record(&wrong).unwrap_err();
+        assert_eq!(err.setting, "--oracle");
+        assert!(err.message.contains("`answers`"), "{err}");
+    }
+
+    #[test]
+    fn task_time_is_a_positive_whole_number_of_seconds() {
+        assert_eq!(parse_task_time("90").unwrap(), Duration::from_secs(90));
+        assert!(parse_task_time("0")
+            .unwrap_err()
+            .message
+            .contains("positive"));
+        assert!(parse_task_time("1.5")
+            .unwrap_err()
+            .message
+            .contains("`1.5`"));
     }
 }

@@ -10,57 +10,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
-/// Which oracle (App. A.3.1; Table 4a).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OracleKind {
-    /// The files the reference analysis uses.
-    RelevantFiles,
-    /// Those files with source roles, and the quantities to derive.
-    EvidenceMap,
-    /// The useful tool classes and operations.
-    ToolSubset,
-    /// A short answer-free plan.
-    Plan,
-}
-
-impl OracleKind {
-    /// The four kinds.
-    pub const ALL: [OracleKind; 4] = [
-        OracleKind::RelevantFiles,
-        OracleKind::EvidenceMap,
-        OracleKind::ToolSubset,
-        OracleKind::Plan,
-    ];
-
-    /// The command-line and record spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OracleKind::RelevantFiles => "relevant-files",
-            OracleKind::EvidenceMap => "evidence-map",
-            OracleKind::ToolSubset => "tool-subset",
-            OracleKind::Plan => "plan",
-        }
-    }
-}
-
-impl std::fmt::Display for OracleKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for OracleKind {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.as_str() == s)
-            .ok_or_else(|| {
-                format!("oracle kind must be relevant-files, evidence-map, tool-subset or plan, not `{s}`")
-            })
-    }
-}
+/// Which oracle (App. A.3.1; Table 4a): the kind a run's condition names
+/// (`earthverse_package_model::OracleKind`, re-exported here).
+pub use earthverse_package_model::OracleKind;
 
 /// An oracle for one task: the exact text injected into its task message.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -69,7 +69,7 @@ pub mod text;
 pub mod validate;
 
 pub use authoring::{export_authoring, load_authoring, DataMode, ExportFilter, ExportSummary};
-pub use condition::RunCondition;
+pub use condition::{OracleKind, RunCondition};
 pub use error::{PackageError, Result};
 pub use evidence::{resolve, AccessError, ResolvedPath};
 pub use labels::{CapabilityDimension, DifficultyLevel, EvaluationMode, HazardFamily};

@@ -10,14 +10,10 @@ use earthverse_agent_controller::catalogue_view::PresentedToolBox;
 use earthverse_agent_controller::cluster::shard_from_env;
 use earthverse_agent_controller::limits::{LimitedModel, LimitsConfig, RequestRate, SharedLimits};
 use earthverse_agent_controller::{
-    Agent, AgentError, AgentFactory, AnswerMode, BaselineModel, CatalogueSpec, Condition,
-    ContextPreset, ControllerSettings, Price, Protocol, ReplayModel, Solver, TaskInput, ToolBox,
-    ToolNames, TurnBudget,
+    Agent, AgentError, AgentFactory, AnswerMode, BaselineModel, Condition, ControllerSettings,
+    Price, Protocol, ReplayModel, Solver, TaskInput, ToolBox,
 };
-use earthverse_interventions::OracleKind;
-use earthverse_model_provider::{
-    ChatModel, Endpoint, Pricing, ProviderSpec, ReasoningEffort, ScriptedModel,
-};
+use earthverse_model_provider::{ChatModel, Endpoint, Pricing, ProviderSpec, ScriptedModel};
 use earthverse_package_model::Release;
 use earthverse_tool_registry::{Registry, ResearchToolsConfig};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -111,121 +107,35 @@ pub struct Args {
 }
 
 /// The condition flags of `earthverse run` (and of each condition of a
-/// study manifest). Every flag left out keeps the paper's default and is
-/// absent from the run's `condition` record; every flag given is recorded
-/// as written. Which numbers the paper fixes and which are ours:
+/// study manifest): the library's [`Condition`] itself, plus the
+/// `--review` shorthand. Every flag left out keeps the paper's default and
+/// is absent from the run's `condition` record; every flag given is
+/// recorded as written. Which numbers the paper fixes and which are ours:
 /// `docs/GUIDE.md` "Experimental conditions" and the
 /// `earthverse_agent_controller::conditions` docs.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ConditionArgs {
-    /// Answer mode (App. A.1, Table 3): `interactive` (default),
-    /// `interactive+review` (App. E final evidence review),
-    /// `compressed-direct` (one call, no tools, over a bounded evidence
-    /// summary of the package: 48,000 characters, 2,400 per file) or
-    /// `all-text-direct` (one call over every readable file's text within
-    /// 320,000 characters).
-    #[arg(long, value_name = "MODE")]
-    pub answer_mode: Option<AnswerMode>,
+    /// The condition.
+    #[command(flatten)]
+    pub condition: Condition,
     /// Run the App. E final evidence review (same as
     /// `--answer-mode interactive+review`).
     #[arg(long)]
     pub review: bool,
-    /// Reasoning effort (Table 3): `none`, `low`, `medium`, `high` or
-    /// `xhigh`. OpenAI-compatible servers get `reasoning_effort`; Anthropic
-    /// a thinking budget of 1,024 / 4,096 / 16,384 / 32,768 tokens (ours).
-    #[arg(long, value_name = "EFFORT")]
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Tool catalogue (Table 6a–b, Table 4b); offers the domain operations.
-    /// `fixed:N` (first N tools, research tools first, nested: 6, 10, 20,
-    /// 40, 70, 100, 170), `full` (all 176), `topk:K` (research tools + K
-    /// tools a BM25 router picks for the task; K = 10, 20), `workflow`
-    /// (research tools + the best workflow profile's families), `expert`
-    /// (domain operations only), `general+expert` (research tools, general
-    /// families and the profile's specialist families), `hierarchical`
-    /// (domains first, opened with `open_tool_domain`), `dynamic`
-    /// (research tools + 20 tools routed again at every step), and the
-    /// optional meteorological access of Table 4d (App. A.3.4; tool use
-    /// stays optional): `compact-meteorology` (research tools + the same 8
-    /// meteorological operations for every task; the list is ours) or
-    /// `cue-routed-meteorology` (research tools + at most 3, the paper's
-    /// limit, meteorological operations a BM25 router picks from the
-    /// question and the package's file paths; operations with no matching
-    /// cue are not offered).
-    #[arg(long, value_name = "CATALOGUE")]
-    pub catalogue: Option<CatalogueSpec>,
-    /// Tool names (Table 4b): `reference` (registry names), `descriptive`
-    /// (domain prefix and intended-use cues) or `opaque` (meaningless
-    /// names; records keep the real ones).
-    #[arg(long, value_name = "NAMES")]
-    pub tool_names: Option<ToolNames>,
-    /// Context retained before summarisation (Table 6c): `aggressive` (4
-    /// recent messages, 6,000-character state), `short` (8, 12,000),
-    /// `default` (App. C.2: 16, 24,000), `long` (32, 48,000) or `full`
-    /// (never summarised).
-    #[arg(long, value_name = "PRESET")]
-    pub context: Option<ContextPreset>,
-    /// Research turns (App. C.2: 48; Table 6d: 12, 24, 48, 96), or `none`
-    /// for the wall-clock-only mode.
-    #[arg(long, value_name = "N|none")]
-    pub max_turns: Option<TurnBudget>,
-    /// Wall-clock budget of a task in seconds (App. C.2: 1,800).
-    #[arg(long, value_name = "SECONDS")]
-    pub task_time: Option<u64>,
-    /// Sampling temperature sent to the model.
-    #[arg(long)]
-    pub temperature: Option<f64>,
-    /// Sampling seed sent to the model (where the backend supports one).
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Answer-free oracle added to each task message (App. A.3.1, Table 4a):
-    /// `relevant-files`, `evidence-map`, `tool-subset` or `plan` (see
-    /// `earthverse oracle`). The exact text goes into `condition.oracle`;
-    /// a task without one runs without it, the reason recorded.
-    #[arg(long, value_name = "KIND")]
-    pub oracle: Option<OracleKind>,
 }
 
 impl ConditionArgs {
-    /// The typed condition.
+    /// The typed condition, `--review` folded into the answer mode.
     pub fn condition(&self) -> anyhow::Result<Condition> {
-        let answer_mode = match (self.answer_mode, self.review) {
+        let mut condition = self.condition.clone();
+        condition.answer_mode = match (condition.answer_mode, self.review) {
             (Some(mode), true) if mode != AnswerMode::InteractiveReview => bail!(
                 "--review contradicts --answer-mode {mode}; use --answer-mode interactive+review"
             ),
             (None, true) => Some(AnswerMode::InteractiveReview),
             (mode, _) => mode,
         };
-        if self.task_time == Some(0) {
-            bail!("--task-time must be a positive number of seconds");
-        }
-        Ok(Condition {
-            answer_mode,
-            reasoning_effort: self.reasoning_effort,
-            catalogue: self.catalogue,
-            tool_names: self.tool_names,
-            context: self.context,
-            max_turns: self.max_turns,
-            task_time: self.task_time.map(Duration::from_secs),
-            temperature: self.temperature,
-            seed: self.seed,
-        })
-    }
-
-    /// The flags of a typed condition (for study manifests).
-    pub fn from_condition(condition: &Condition) -> Self {
-        Self {
-            answer_mode: condition.answer_mode,
-            review: false,
-            reasoning_effort: condition.reasoning_effort,
-            catalogue: condition.catalogue,
-            tool_names: condition.tool_names,
-            context: condition.context,
-            max_turns: condition.max_turns,
-            task_time: condition.task_time.map(|t| t.as_secs()),
-            temperature: condition.temperature,
-            seed: condition.seed,
-            oracle: None,
-        }
+        Ok(condition)
     }
 }
 
@@ -444,7 +354,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     // condition, and the controller shows it after the question (routing
     // on the question alone).
     let mut oracles = std::collections::BTreeMap::new();
-    if let Some(kind) = args.condition.oracle {
+    if let Some(kind) = condition.oracle {
         let tools = super::oracle::tool_descriptors()?;
         let reads = earthverse_interventions::ReferenceReads::for_oracle(
             &release,

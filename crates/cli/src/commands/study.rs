@@ -13,9 +13,9 @@ use earthverse_agent_controller::Condition;
 use earthverse_package_model::Release;
 use earthverse_stats_bootstrap::BootstrapConfig;
 use earthverse_study::{
-    build_report, load_manifest, not_applicable_tasks, oracle_of, perturbation_of,
-    perturbed_release, read_study, resolve_study, select_release_tasks, study_diagnostics,
-    study_not_applicable, write_study, ReportSettings,
+    build_report, load_manifest, not_applicable_tasks, perturbation_of, perturbed_release,
+    read_study, resolve_study, select_release_tasks, study_diagnostics, study_not_applicable,
+    write_study, ReportSettings,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -215,8 +215,8 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
             system: Some(c.runs.clone()),
             protocol: args.protocol.clone(),
             condition: ConditionArgs {
-                oracle: oracle_of(record).map_err(anyhow::Error::msg)?,
-                ..ConditionArgs::from_condition(&condition)
+                condition: condition.clone(),
+                review: false,
             },
             prices: args.prices.clone(),
             quiet: args.quiet,
