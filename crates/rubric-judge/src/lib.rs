@@ -27,6 +27,7 @@ pub mod evidence;
 mod input;
 mod judge;
 mod llm;
+mod outcome;
 mod pairwise;
 mod parse;
 mod prompt;
@@ -55,6 +56,7 @@ pub use error::{JudgeError, Result};
 pub use input::{RunContext, TaskContext, ToolStep};
 pub use judge::{BlockingJudge, Judge};
 pub use llm::{JudgeStats, LlmJudge, DEFAULT_MAX_JUDGE_ATTEMPTS, JUDGE_SEED};
+pub use outcome::task_outcome;
 pub use pairwise::{compare_pair, win_tie_loss, PairOutcome, PairwiseRecord, PAIRWISE_INSTRUCTION};
 pub use parse::{parse_judge_reply, ParsedJudgement, RUBRIC_SCORE_SLACK};
 pub use prompt::{

@@ -223,8 +223,8 @@ pub struct TaskScores {
     pub strict95: bool,
 }
 
-/// Strict@95 threshold on U (§4.1).
-pub const STRICT_THRESHOLD: f64 = 95.0;
+/// Strict@95 threshold on U (§4.1): the statistics crate's one constant.
+pub use earthverse_stats_bootstrap::STRICT_THRESHOLD;
 
 /// Computes A = min(H, U), Core = (A + P) / 2 and Strict@95 = U ≥ 95
 /// (paper §4.1, Eq. 2). Inputs are clamped to 0–100; NaN counts as 0.

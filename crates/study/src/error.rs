@@ -101,6 +101,18 @@ pub enum Error {
         /// Tasks of the manifest.
         tasks: usize,
     },
+    /// The study's tasks could not be drawn from the release.
+    #[error("drawing the study's tasks from {}", release.display())]
+    Draw {
+        /// The release root.
+        release: PathBuf,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
+    /// A condition's batch could not be set up or run.
+    #[error(transparent)]
+    Harness(#[from] earthverse_harness::HarnessError),
 }
 
 /// `Result` with this crate's [`Error`].

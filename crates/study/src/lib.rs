@@ -24,8 +24,10 @@
 //!   12, 13) and the **report as data** ([`build_report`]): scores, ΔCore
 //!   with its paired bootstrap interval, win / tie / loss against the
 //!   reference, Core by capability. Text and HTML rendering are in
-//!   `earthverse-report`; running the conditions is the CLI's (`earthverse
-//!   study run`, through the batch runner).
+//!   `earthverse-report`;
+//! - **running** a study ([`run_study`]): each folder of runs the study
+//!   needs, run once through `earthverse-harness` and the controller's
+//!   batch runner (`earthverse study run` is a shell over it).
 //!
 //! ```
 //! use earthverse_study::parse_manifest;
@@ -73,6 +75,7 @@ mod diagnostics;
 mod error;
 mod manifest;
 mod report;
+mod runner;
 mod select;
 
 pub use condition::{
@@ -87,6 +90,7 @@ pub use manifest::{
     StratifiedDraw, StudyCondition, StudyManifest, TaskSelection, CONDITION_KEYS,
 };
 pub use report::{build_report, study_diagnostics, ConditionRow, ReportSettings, StudyReport};
+pub use runner::{run_study, StudyObserver, StudyRunOutcome, StudyRunSettings};
 pub use select::{
     draw_effort, draw_paired, recorded_outcome, select_release_tasks, select_tasks, DifficultTask,
     TaskDraw, TaskHistory,

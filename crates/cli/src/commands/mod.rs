@@ -5,7 +5,6 @@ pub mod inputs;
 pub mod merge;
 pub mod oracle;
 pub mod perturb;
-pub mod python_env;
 pub mod run;
 pub mod score;
 pub mod stats;
@@ -13,3 +12,14 @@ pub mod study;
 pub mod tools;
 pub mod units;
 pub mod validate;
+
+/// The `python_exec` interpreter (harness discovery), its notes printed.
+pub(crate) fn python_discovered(
+    explicit: Option<std::path::PathBuf>,
+) -> anyhow::Result<earthverse_tool_registry::sandbox::PythonConfig> {
+    let python = earthverse_harness::discover_python(explicit)?;
+    for note in &python.notes {
+        eprintln!("{note}");
+    }
+    Ok(python.config)
+}

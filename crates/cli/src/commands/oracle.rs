@@ -4,7 +4,6 @@
 use anyhow::{bail, Context};
 use earthverse_interventions::{Oracle, OracleError, OracleKind};
 use earthverse_package_model::Release;
-use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolDescriptor};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,18 +23,6 @@ pub struct Args {
     pub json: bool,
 }
 
-/// The registry's tool descriptors (research tools and domain operations),
-/// for the tool-subset oracle.
-pub fn tool_descriptors() -> anyhow::Result<Vec<ToolDescriptor>> {
-    let mut registry = Registry::with_research_tools(ResearchToolsConfig::default());
-    for op in earthverse_domain_ops::all_operations() {
-        registry
-            .register(op)
-            .context("registering the domain operations")?;
-    }
-    Ok(registry.definitions())
-}
-
 /// The `kind` oracle of every task of `release` (or of `only`), with the
 /// tasks that have none and why.
 pub fn oracles(
@@ -43,7 +30,7 @@ pub fn oracles(
     kind: OracleKind,
     only: Option<&str>,
 ) -> anyhow::Result<(Vec<Oracle>, Vec<OracleError>)> {
-    let tools = tool_descriptors()?;
+    let tools = earthverse_harness::tool_descriptors()?;
     // The files each task's reference analysis opens (audited, cached).
     let only_set = only.map(|id| std::collections::BTreeSet::from([id.to_string()]));
     let reads = earthverse_interventions::ReferenceReads::for_oracle(

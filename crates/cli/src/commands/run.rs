@@ -3,19 +3,13 @@
 //! locks, `--shard K/N`, atomic records, progress bar with cost).
 
 use anyhow::{bail, Context};
-use earthverse_agent_controller::batch::{
-    run_batch, BatchObserver, BatchSettings, BatchTaskSummary, Shard, TaskStatus,
-};
-use earthverse_agent_controller::catalogue_view::PresentedToolBox;
+use earthverse_agent_controller::batch::{BatchObserver, BatchTaskSummary, Shard, TaskStatus};
 use earthverse_agent_controller::cluster::shard_from_env;
-use earthverse_agent_controller::limits::{LimitedModel, LimitsConfig, RequestRate, SharedLimits};
-use earthverse_agent_controller::{
-    Agent, AgentError, AgentFactory, AnswerMode, BaselineModel, Condition, ControllerSettings,
-    Price, Protocol, ReplayModel, Solver, TaskInput, ToolBox,
-};
-use earthverse_model_provider::{ChatModel, Endpoint, Pricing, ProviderSpec, ScriptedModel};
+use earthverse_agent_controller::limits::RequestRate;
+use earthverse_agent_controller::{AnswerMode, Condition, Protocol};
+use earthverse_harness::{AgentSpec, RunOutcome, RunRequest, TaskFilter};
+use earthverse_model_provider::Endpoint;
 use earthverse_package_model::Release;
-use earthverse_tool_registry::{Registry, ResearchToolsConfig};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -148,127 +142,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     runtime.block_on(run_async(args))
 }
 
-enum AgentKind {
-    Baseline,
-    Replay(PathBuf),
-    Scripted(ScriptFile),
-    Live(Arc<dyn ChatModel>),
-}
-
-/// `--agent scripted:FILE`: `{"model_id": ..., "scripts": {TASK_ID: [reply,
-/// ...]}}`, each reply the assistant's message (a string, or a JSON object
-/// sent as its text); tasks without a script are not run.
-#[derive(Debug, serde::Deserialize)]
-struct ScriptFile {
-    model_id: String,
-    scripts: std::collections::BTreeMap<String, Vec<serde_json::Value>>,
-}
-
-impl ScriptFile {
-    fn load(path: &std::path::Path) -> anyhow::Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("--agent scripted: reading {}", path.display()))?;
-        serde_json::from_str(&text)
-            .with_context(|| format!("--agent scripted: {} is not a script file", path.display()))
-    }
-
-    fn model(&self, task_id: &str) -> Option<ScriptedModel> {
-        let replies = self.scripts.get(task_id)?;
-        Some(ScriptedModel::from_texts(
-            self.model_id.clone(),
-            replies.iter().map(|r| match r {
-                serde_json::Value::String(s) => s.clone(),
-                other => other.to_string(),
-            }),
-        ))
-    }
-}
-
-struct Factory {
-    kind: AgentKind,
-    limits: Option<Arc<SharedLimits>>,
-    tools: Arc<dyn ToolBox>,
-    settings: ControllerSettings,
-    model_id: String,
-    /// `condition.oracle` of each task under `--oracle`.
-    oracles: std::collections::BTreeMap<String, serde_json::Value>,
-    /// `condition.perturbation` of each task of a perturbed release.
-    perturbations: std::collections::BTreeMap<String, serde_json::Value>,
-}
-
-impl AgentFactory for Factory {
-    fn agent(&self, task: &TaskInput) -> Result<Agent, AgentError> {
-        let mut settings = self.settings.clone();
-        if let Some(perturbation) = self.perturbations.get(&task.task_id) {
-            settings
-                .condition
-                .get_or_insert_with(Default::default)
-                .perturbation = Some(perturbation.clone());
-        }
-        if let Some(oracle) = self.oracles.get(&task.task_id) {
-            settings
-                .condition
-                .get_or_insert_with(Default::default)
-                .oracle = Some(oracle.clone());
-        }
-        let model: Arc<dyn ChatModel> = match &self.kind {
-            AgentKind::Baseline => Arc::new(BaselineModel::new()),
-            AgentKind::Live(model) => model.clone(),
-            AgentKind::Scripted(file) => {
-                Arc::new(
-                    file.model(&task.task_id)
-                        .ok_or_else(|| AgentError::NoAgentForTask {
-                            task_id: task.task_id.clone(),
-                            reason: "the script file has no replies for it".into(),
-                        })?,
-                )
-            }
-            AgentKind::Replay(dir) => {
-                let path = dir.join(format!("{}.json", task.task_id));
-                let replay = ReplayModel::from_path(&path)?;
-                // A replay must be able to issue every recorded call.
-                settings.budgets.max_turns =
-                    settings.budgets.max_turns.max(replay.turns() as u32 + 1);
-                settings.model_id = Some(replay.recorded().model_id.clone());
-                settings.model_name = replay.recorded().model_name.clone();
-                Arc::new(replay)
-            }
-        };
-        let model: Arc<dyn ChatModel> = match &self.limits {
-            Some(limits) => Arc::new(LimitedModel::new(model, limits.clone())),
-            None => model,
-        };
-        Ok(Agent {
-            model,
-            tools: self.tools.clone(),
-            settings,
-        })
-    }
-
-    fn model_id(&self) -> String {
-        self.model_id.clone()
-    }
-}
-
-async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
-    let release = Release::load(&args.release)
-        .with_context(|| format!("loading the release at {}", args.release.display()))?;
-    let replay_dir = args
-        .agent
-        .strip_prefix("replay:")
-        .map(std::path::Path::new)
-        .unwrap_or(&args.release);
-    super::inputs::refuse_output_on_inputs(
-        "--out",
-        &args.out,
-        &[
-            ("the release", &args.release),
-            ("the release's packages", release.packages_root()),
-            ("the replayed runs", replay_dir),
-        ],
-        earthverse_package_model::Overlap::Outside,
-    )?;
-    let skipped = args.skip.check(&release, "run")?;
+/// The library request of these arguments: every flag parsed and mapped
+/// onto `earthverse_harness::RunRequest` here, in one place.
+pub(super) fn request_of(args: &Args) -> anyhow::Result<RunRequest> {
     let shard = if args.shard_from_env {
         let shard = shard_from_env(|var| std::env::var(var).ok())?;
         eprintln!(
@@ -284,185 +160,71 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             .context("--shard")?
     };
     let condition = args.condition.condition()?;
-    let mut settings = ControllerSettings::default();
-    condition.apply(&mut settings);
-    settings.protocol = match args.protocol.as_str() {
+    let protocol = match args.protocol.as_str() {
         "json" => Protocol::JsonInMessage,
         "native" => Protocol::NativeTools,
         other => bail!("--protocol must be `json` or `native`, not `{other}`"),
     };
-
-    let (kind, model_id, default_system, research_config) = parse_agent(&args)?;
-    if let Some(prices) = &args.prices {
-        let table = Pricing::from_path(prices)?;
-        if let Some(p) = table.price(&model_id) {
-            settings.price = Some(Price {
-                input_per_mtok: p.prompt,
-                cached_input_per_mtok: p.cached.unwrap_or(p.prompt),
-                output_per_mtok: p.completion,
-            });
-        } else {
-            eprintln!(
-                "note: {} has no price for `{model_id}`; cost_usd stays null",
-                prices.display()
-            );
-        }
-    }
-    let system = args.system.clone().unwrap_or(default_system);
-
-    // Tasks: the release's, filtered; a replay runs only recorded tasks.
-    let filter = args.tasks.as_deref().map(TaskFilter::new);
-    // Question files are written once the task list is known not to be
-    // empty: a refused run leaves no output folder behind.
-    let questions_dir = args.out.join(".questions");
-    let mut questions = Vec::new();
-    let mut inputs = Vec::new();
-    for task in release.tasks() {
-        if filter.as_ref().is_some_and(|f| !f.matches(&task.task_id)) {
-            continue;
-        }
-        match &kind {
-            AgentKind::Replay(dir) if !dir.join(format!("{}.json", task.task_id)).is_file() => {
-                continue
-            }
-            AgentKind::Scripted(file) if !file.scripts.contains_key(&task.task_id) => continue,
-            _ => {}
-        }
-        // Python may read the public question, never the task file (which
-        // holds the solution and ground truth).
-        let question_path = questions_dir.join(format!("{}.md", task.task_id));
-        questions.push((question_path.clone(), task.question.as_str()));
-        inputs.push(TaskInput {
-            task_id: task.task_id.clone(),
-            event_id: task.event_id.clone(),
-            question: task.question.clone(),
-            package_root: release.task_package_dir(task),
-            question_path: Some(question_path),
-            scratch_dir: args.out.join("scratch"),
-        });
-    }
-    // A perturbed release (App. A.3.3): each task's manifest is recorded.
-    let perturbations: std::collections::BTreeMap<String, serde_json::Value> = inputs
-        .iter()
-        .filter_map(|input| {
-            let manifest =
-                earthverse_interventions::perturb::read_manifest(&args.release, &input.task_id)?;
-            Some((input.task_id.clone(), serde_json::to_value(manifest).ok()?))
-        })
-        .collect();
-    // Oracles (App. A.3.1): the leak-checked text is recorded in the run's
-    // condition, and the controller shows it after the question (routing
-    // on the question alone).
-    let mut oracles = std::collections::BTreeMap::new();
-    if let Some(kind) = condition.oracle {
-        let tools = super::oracle::tool_descriptors()?;
-        let reads = earthverse_interventions::ReferenceReads::for_oracle(
-            &release,
-            kind,
-            Some(&inputs.iter().map(|i| i.task_id.clone()).collect()),
-            args.python.as_deref(),
-        );
-        for input in &inputs {
-            let Some(task) = release.task(&input.task_id) else {
-                continue;
-            };
-            let task_reads = reads.as_ref().map(|r| r.of(task));
-            let record = match earthverse_interventions::oracle_with_reads(
-                task,
-                kind,
-                &tools,
-                task_reads.as_ref(),
-            ) {
-                Ok(o) => serde_json::json!({"kind": kind.as_str(), "text": o.text}),
-                Err(e) => {
-                    eprintln!("note: {e}; the task runs without an oracle");
-                    serde_json::json!({"kind": kind.as_str(), "text": null, "reason": e.to_string()})
-                }
-            };
-            oracles.insert(input.task_id.clone(), record);
-        }
-    }
-    if inputs.is_empty() {
-        bail!(
-            "no task of {} matches the filter and agent",
-            args.release.display()
-        );
-    }
-    std::fs::create_dir_all(&questions_dir)
-        .with_context(|| format!("creating {}", questions_dir.display()))?;
-    for (path, question) in &questions {
-        std::fs::write(path, question).with_context(|| format!("writing {}", path.display()))?;
-    }
-
-    // The interpreter python_exec runs, recorded in every run (App. C.2:
-    // 60 s per Python call, from the same settings object).
-    let mut research_config = research_config;
-    let (python, environment) = super::python_env::discover(args.python.clone())?;
-    research_config.python.interpreter = python.interpreter;
-    research_config.python.limits.wall = settings.budgets.python_timeout;
-    settings.environment = Some(earthverse_agent_controller::RunEnvironment {
-        python: environment,
-        served_model: None,
-    });
-    let mut registry = Registry::with_research_tools(research_config);
-    let catalogue_plan = condition.catalogue_plan();
-    if args.domain_ops || args.require_suite.is_some() || catalogue_plan.is_some() {
-        for tool in earthverse_domain_ops::all_operations() {
-            registry
-                .register(tool)
-                .context("registering the domain operations")?;
-        }
-    }
-    if let Some(name) = &args.require_suite {
-        let suite = earthverse_domain_ops::suites::suite(name).with_context(|| {
-            let names: Vec<&str> = earthverse_domain_ops::suites::SUITES
-                .iter()
-                .map(|s| s.name)
-                .collect();
-            format!(
-                "--require-suite: unknown suite `{name}` (known: {})",
-                names.join(", ")
-            )
-        })?;
-        settings.required_tools = Some(earthverse_agent_controller::RequiredToolPolicy {
-            specialist_tools: suite.operations.iter().map(|s| s.to_string()).collect(),
-            ..Default::default()
-        });
-    }
-    let tools: Arc<dyn ToolBox> = match catalogue_plan {
-        Some(plan) => Arc::new(PresentedToolBox::new(Arc::new(registry), plan)),
-        None => Arc::new(registry),
+    let endpoint = Endpoint {
+        base_url: args.base_url.clone(),
+        api_key_env: args.api_key_env.clone(),
     };
-    let mut batch = BatchSettings::new(&args.out, &system);
-    batch.concurrency = args.concurrency.max(1);
-    batch.shard = shard;
-    batch.limits = batch_limits(&args, &batch, settings.price)?;
-    let solver: Arc<dyn Solver> = Arc::new(Factory {
-        kind,
-        limits: batch.limits.clone(),
-        tools,
-        settings,
-        model_id,
-        oracles,
-        perturbations,
-    });
+    let agent = AgentSpec::parse(&args.agent, &endpoint)?;
+    let mut request = RunRequest::new(agent, &args.out);
+    request.system = args.system.clone();
+    request.tasks = args.tasks.as_deref().map(TaskFilter::parse).transpose()?;
+    request.condition = condition;
+    request.protocol = protocol;
+    request.concurrency = args.concurrency.max(1);
+    request.shard = shard;
+    request.prices = args.prices.clone();
+    request.max_batch_cost = args.max_batch_cost;
+    request.max_request_rate = args
+        .max_request_rate
+        .as_deref()
+        .map(str::parse::<RequestRate>)
+        .transpose()
+        .context("--max-request-rate")?;
+    request.domain_ops = args.domain_ops;
+    request.require_suite = args.require_suite.clone();
+    request.python = args.python.clone();
+    Ok(request)
+}
+
+async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
+    let release = Release::load(&args.release)
+        .with_context(|| format!("loading the release at {}", args.release.display()))?;
+    let skipped = args.skip.check(&release, "run")?;
+    let request = request_of(&args)?;
+    let prepared = earthverse_harness::prepare(&release, request)?;
+    for note in &prepared.notes {
+        eprintln!("{note}");
+    }
     let progress = Arc::new(Progress::new(args.quiet));
-    let summary = run_batch(inputs, solver, batch.clone(), progress.clone()).await?;
+    let outcome = prepared.run(progress.clone()).await?;
     progress.finish();
+    report_outcome(&outcome, &super::inputs::skipped_note(&skipped))
+}
+
+/// Prints a batch's summary line (and what a cost cap stopped) and gives
+/// the command's exit code: 4 when a cost cap stopped tasks, 3 when tasks
+/// were locked by another process, else 0.
+pub(super) fn report_outcome(outcome: &RunOutcome, skipped_note: &str) -> anyhow::Result<ExitCode> {
+    let summary = &outcome.summary;
     println!(
         "{}: {} task(s) in shard; ran {} ok, {} error; {} already done; {} locked by another process; cost ${:.4}; records in {}{}",
-        system,
+        outcome.system,
         summary.planned,
         summary.ok,
         summary.error,
         summary.already_done,
         summary.locked,
         summary.cost_usd,
-        batch.system_dir().display(),
-        super::inputs::skipped_note(&skipped)
+        outcome.system_dir.display(),
+        skipped_note
     );
     if summary.stopped > 0 {
-        if let Some(limits) = &batch.limits {
+        if let Some(limits) = &outcome.limits {
             let ledger = limits.ledger()?;
             println!(
                 "stopped by the batch cost cap: {} task(s) not run; the batch spent ${:.6} over {} request(s) (ledger {})",
@@ -481,145 +243,14 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// `--max-batch-cost` and `--max-request-rate`: limits over the ledger in
-/// the system directory every shard of the batch shares.
-fn batch_limits(
-    args: &Args,
-    batch: &BatchSettings,
-    price: Option<Price>,
-) -> anyhow::Result<Option<Arc<SharedLimits>>> {
-    if args.max_batch_cost.is_none() && args.max_request_rate.is_none() {
-        return Ok(None);
-    }
-    let rate = args
-        .max_request_rate
-        .as_deref()
-        .map(str::parse::<RequestRate>)
-        .transpose()
-        .context("--max-request-rate")?;
-    let config = LimitsConfig {
-        cost_cap_usd: args.max_batch_cost,
-        rate,
-        price,
-    };
-    let limits = SharedLimits::new(batch.system_dir(), config).context("--max-batch-cost")?;
-    Ok(Some(Arc::new(limits)))
-}
-
-fn parse_agent(args: &Args) -> anyhow::Result<(AgentKind, String, String, ResearchToolsConfig)> {
-    let (kind, rest) = args
-        .agent
-        .split_once(':')
-        .unwrap_or((args.agent.as_str(), ""));
-    Ok(match kind {
-        "baseline" => (
-            AgentKind::Baseline,
-            "baseline".into(),
-            "baseline".into(),
-            ResearchToolsConfig::default(),
-        ),
-        "replay" => {
-            let dir = PathBuf::from(rest);
-            if !dir.is_dir() {
-                bail!(
-                    "--agent replay:DIR: {} is not a directory of recorded runs",
-                    dir.display()
-                );
-            }
-            let name = dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "replay".into());
-            (
-                AgentKind::Replay(dir),
-                format!("replay:{name}"),
-                format!("replay-{name}"),
-                // File tools refuse what the reference refused.
-                ResearchToolsConfig::reference(),
-            )
-        }
-        "scripted" if !rest.is_empty() => {
-            let file = ScriptFile::load(std::path::Path::new(rest))?;
-            let id = file.model_id.clone();
-            (
-                AgentKind::Scripted(file),
-                id.clone(),
-                id,
-                ResearchToolsConfig::default(),
-            )
-        }
-        _ => {
-            let Some(spec) = ProviderSpec::parse(&args.agent).context("--agent")? else {
-                bail!(
-                    "--agent must be baseline, replay:DIR, scripted:FILE, openai:MODEL or anthropic:MODEL, not `{}`",
-                    args.agent
-                )
-            };
-            let endpoint = Endpoint {
-                base_url: args.base_url.clone(),
-                api_key_env: args.api_key_env.clone(),
-            };
-            let model = spec.build(&endpoint).context("--agent")?;
-            let id = model.model_id().to_string();
-            (
-                AgentKind::Live(model),
-                id,
-                spec.slug(),
-                ResearchToolsConfig::default(),
-            )
-        }
-    })
-}
-
-/// `--tasks`: comma-separated ids or `*` patterns.
-struct TaskFilter(Vec<String>);
-
-impl TaskFilter {
-    fn new(spec: &str) -> Self {
-        Self(
-            spec.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect(),
-        )
-    }
-    fn matches(&self, id: &str) -> bool {
-        self.0.iter().any(|p| wildcard(p, id))
-    }
-}
-
-fn wildcard(pattern: &str, text: &str) -> bool {
-    let parts: Vec<&str> = pattern.split('*').collect();
-    if parts.len() == 1 {
-        return pattern == text;
-    }
-    let mut rest = text;
-    for (i, part) in parts.iter().enumerate() {
-        if i == 0 {
-            let Some(r) = rest.strip_prefix(part) else {
-                return false;
-            };
-            rest = r;
-        } else if i == parts.len() - 1 {
-            return rest.ends_with(part);
-        } else {
-            match rest.find(part) {
-                Some(at) => rest = &rest[at + part.len()..],
-                None => return false,
-            }
-        }
-    }
-    true
-}
-
 /// The progress bar: done/failed, ETA, running cost.
-struct Progress {
+pub(super) struct Progress {
     bar: ProgressBar,
     state: Mutex<(usize, usize, f64)>,
 }
 
 impl Progress {
-    fn new(quiet: bool) -> Self {
+    pub(super) fn new(quiet: bool) -> Self {
         let bar = if quiet {
             ProgressBar::hidden()
         } else {
@@ -636,7 +267,7 @@ impl Progress {
             state: Mutex::new((0, 0, 0.0)),
         }
     }
-    fn finish(&self) {
+    pub(super) fn finish(&self) {
         self.bar.finish();
     }
 }

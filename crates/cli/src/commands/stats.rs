@@ -16,11 +16,10 @@
 use anyhow::{bail, Context};
 use earthverse_package_model::{load_recorded_runs, DifficultyLevel, RecordedRunEntry, Release};
 use earthverse_report::{CriterionRow, ReportInput, TaskDetail, UnitRow};
-use earthverse_rubric_judge::{EvaluationRecord, RunStatus};
+use earthverse_rubric_judge::EvaluationRecord;
 use earthverse_stats_bootstrap::{
     all_pairs, compare, fill_missing_as_failures, leaderboard, slice_table, BootstrapConfig,
     LeaderboardRow, Metric, MissingPolicy, PairedDelta, PairedScores, SliceBy, TaskOutcome,
-    TrajectoryFigures,
 };
 use earthverse_stats_bootstrap::{win_tie_loss, WinTieLoss};
 use serde::Serialize;
@@ -311,40 +310,15 @@ fn text_of(value: &Value) -> String {
 pub fn from_records(records: Vec<EvaluationRecord>, path: &Path) -> anyhow::Result<Loaded> {
     let mut loaded = Loaded::default();
     for r in records {
-        let failed = r.run_status == RunStatus::Error;
-        let mut outcome = if failed {
-            TaskOutcome::failure(&r.system, &r.task_id)
-        } else {
-            TaskOutcome::from_scores(
-                &r.system,
-                &r.task_id,
-                r.answer,
-                r.llm_rubric_score,
-                r.unit_accuracy,
+        let outcome = earthverse_rubric_judge::task_outcome(&r).with_context(|| {
+            format!(
+                "{}: record of {} on {}",
+                path.display(),
+                r.system,
+                r.task_id
             )
-            .with_context(|| {
-                format!(
-                    "{}: record of {} on {}",
-                    path.display(),
-                    r.system,
-                    r.task_id
-                )
-            })?
-        };
-        if !failed {
-            outcome.strict95 = Some(r.strict95);
-        }
-        outcome.capabilities = r.labels.capabilities.clone();
-        outcome.difficulty = r.labels.difficulty.as_deref().map(difficulty_level);
-        outcome.hazard_family = r.labels.hazard_family.clone();
+        })?;
         let t = &r.trajectory;
-        outcome.trajectory = TrajectoryFigures {
-            total_tokens: t
-                .total_tokens
-                .or_else(|| Some(t.prompt_tokens? + t.completion_tokens?)),
-            cost_usd: None,
-            ..t.clone()
-        };
         if let (Some(p), Some(c)) = (t.prompt_tokens, t.completion_tokens) {
             loaded
                 .usage

@@ -1,25 +1,26 @@
 //! `earthverse study run` and `earthverse study report`: a controlled study
 //! (paper §5.2, App. A; Tables 3, 4, 6) from one manifest. Manifests, task
 //! draws, shared runs, diagnostics and the report are `earthverse-study`'s;
-//! the tables are rendered by `earthverse-report`. Here: the arguments,
-//! running each condition through `earthverse run`, and scoring each folder
-//! of runs through `earthverse score`.
+//! the tables are rendered by `earthverse-report`; the conditions run
+//! through `earthverse_study::run_study`. Here: the arguments, printing,
+//! and scoring each folder of runs through `earthverse score`.
 
-use super::run::{Args as RunArgs, ConditionArgs};
+use super::run::{Args as RunArgs, ConditionArgs, Progress};
 use super::score::{run_score, ScoreArgs};
 use super::stats::load_records_file;
 use anyhow::{bail, Context};
-use earthverse_agent_controller::Condition;
+use earthverse_agent_controller::batch::BatchObserver;
+use earthverse_harness::RunOutcome;
 use earthverse_package_model::Release;
 use earthverse_stats_bootstrap::BootstrapConfig;
 use earthverse_study::{
-    build_report, load_manifest, not_applicable_tasks, perturbation_of, perturbed_release,
-    read_study, resolve_study, select_release_tasks, study_diagnostics, study_not_applicable,
-    write_study, ReportSettings,
+    build_report, load_manifest, read_study, study_diagnostics, study_not_applicable,
+    ReportSettings, StudyObserver, StudyRunSettings,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 /// `earthverse study ...`.
 #[derive(Debug, clap::Subcommand)]
@@ -129,7 +130,9 @@ pub struct StudyReportArgs {
     pub allow_partial: bool,
 }
 
-/// Runs `earthverse study run`.
+/// Runs `earthverse study run`: the arguments mapped onto the library's
+/// [`run_study`] (the same mapping as `earthverse run`'s), its notes and
+/// each condition's summary printed.
 pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
     let manifest = load_manifest(&args.manifest)?;
     let release_root = args
@@ -149,92 +152,83 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
         earthverse_package_model::Overlap::Outside,
     )?;
     let skipped = args.skip.check(&release, "study run")?;
-    let mut draw = select_release_tasks(&release, &release_root, &manifest.tasks)
-        .with_context(|| format!("drawing the study's tasks from {}", release_root.display()))?;
-    draw.skipped_task_files = skipped.iter().map(ToString::to_string).collect();
-    let study = resolve_study(&args.out, &manifest, &release_root, &args.agent, draw)?;
-    write_study(&args.out, &study)?;
-    let tasks = study.tasks();
-    eprintln!(
-        "study {}: {} condition(s) x {} task(s) into {}{}",
-        study.name,
-        study.conditions.len(),
-        tasks.len(),
-        args.out.display(),
-        super::inputs::skipped_note(&skipped)
-    );
-    let mut worst = ExitCode::SUCCESS;
-    let mut done = BTreeSet::new();
-    for c in &study.conditions {
-        let name = &c.condition.name;
-        let shared = format!(" reuses the runs of runs/{}", c.runs);
-        let note = if c.is_shared() { shared.as_str() } else { "" };
-        eprintln!("study {}: condition {name}{note}", study.name);
-        if !done.insert(c.runs.clone()) {
-            continue;
-        }
-        let record = &c.condition.condition;
-        let condition = Condition::from_record(record)?;
-        let (condition_release, run_tasks) =
-            match perturbation_of(record).map_err(anyhow::Error::msg)? {
-                None => (release_root.clone(), tasks.to_vec()),
-                Some(kind) => {
-                    let path = perturbed_release(&args.out, &release, kind, tasks)?;
-                    // Tasks with no valid target leave this condition's pairs.
-                    let excluded = not_applicable_tasks(&path, tasks);
-                    if !excluded.is_empty() {
-                        eprintln!(
-                            "study {}: condition {name}: {} of {} task(s) not applicable \
-                             (left out of its pairs; reasons in {}/perturbations/)",
-                            study.name,
-                            excluded.len(),
-                            tasks.len(),
-                            path.display()
-                        );
-                    }
-                    let kept: Vec<String> = tasks
-                        .iter()
-                        .filter(|t| !excluded.contains_key(*t))
-                        .cloned()
-                        .collect();
-                    (path, kept)
+    let run_args = RunArgs {
+        release: release_root.clone(),
+        agent: args.agent.clone(),
+        tasks: None,
+        concurrency: args.concurrency,
+        shard: args.shard.clone(),
+        base_url: args.base_url.clone(),
+        api_key_env: args.api_key_env.clone(),
+        out: args.out.join("runs"),
+        system: None,
+        protocol: args.protocol.clone(),
+        condition: ConditionArgs::default(),
+        prices: args.prices.clone(),
+        quiet: args.quiet,
+        domain_ops: false,
+        python: args.python.clone(),
+        require_suite: None,
+        shard_from_env: args.shard_from_env,
+        max_batch_cost: args.max_batch_cost,
+        max_request_rate: args.max_request_rate.clone(),
+        skip: args.skip,
+    };
+    let settings = StudyRunSettings {
+        release_root,
+        out: args.out.clone(),
+        agent_name: args.agent.clone(),
+        template: super::run::request_of(&run_args)?,
+        skipped_task_files: skipped.iter().map(ToString::to_string).collect(),
+    };
+    let printer = StudyPrinter {
+        quiet: args.quiet,
+        worst: Mutex::new(Ok(ExitCode::SUCCESS)),
+        skipped_note: super::inputs::skipped_note(&skipped),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    let outcome = runtime.block_on(earthverse_study::run_study(
+        &manifest, &release, settings, &printer,
+    ));
+    let name = &manifest.name;
+    outcome.with_context(|| format!("study {name}"))?;
+    printer
+        .worst
+        .into_inner()
+        .map_err(|_| anyhow::anyhow!("study {name}: a condition's summary panicked"))?
+}
+
+/// Prints a study run's notes to stderr and each condition's summary as
+/// `earthverse run` does, keeping the worst exit code.
+struct StudyPrinter {
+    quiet: bool,
+    worst: Mutex<anyhow::Result<ExitCode>>,
+    skipped_note: String,
+}
+
+impl StudyObserver for StudyPrinter {
+    fn note(&self, line: &str) {
+        eprintln!("{line}");
+    }
+    fn batch_observer(&self, _condition: &str) -> Arc<dyn BatchObserver> {
+        Arc::new(Progress::new(self.quiet))
+    }
+    fn condition_finished(&self, _condition: &str, outcome: &RunOutcome) {
+        let code = super::run::report_outcome(outcome, &self.skipped_note);
+        if let Ok(mut worst) = self.worst.lock() {
+            match (&*worst, code) {
+                (Err(_), _) => {}
+                (_, Err(e)) => *worst = Err(e),
+                (Ok(w), Ok(c)) if *w == ExitCode::SUCCESS && c != ExitCode::SUCCESS => {
+                    *worst = Ok(c)
                 }
-            };
-        if run_tasks.is_empty() {
-            continue;
-        }
-        let run_args = RunArgs {
-            release: condition_release,
-            agent: args.agent.clone(),
-            tasks: Some(run_tasks.join(",")),
-            concurrency: args.concurrency,
-            shard: args.shard.clone(),
-            base_url: args.base_url.clone(),
-            api_key_env: args.api_key_env.clone(),
-            out: args.out.join("runs"),
-            system: Some(c.runs.clone()),
-            protocol: args.protocol.clone(),
-            condition: ConditionArgs {
-                condition: condition.clone(),
-                review: false,
-            },
-            prices: args.prices.clone(),
-            quiet: args.quiet,
-            domain_ops: false,
-            python: args.python.clone(),
-            require_suite: None,
-            shard_from_env: args.shard_from_env,
-            max_batch_cost: args.max_batch_cost,
-            max_request_rate: args.max_request_rate.clone(),
-            skip: args.skip,
-        };
-        let code = super::run::run(run_args)
-            .with_context(|| format!("study {}: condition {name}", study.name))?;
-        if code != ExitCode::SUCCESS {
-            worst = code;
+                _ => {}
+            }
         }
     }
-    Ok(worst)
 }
 
 /// Runs `earthverse study report`: scores each folder of runs the study

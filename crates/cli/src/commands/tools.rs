@@ -137,7 +137,7 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("--args is not JSON: {args}"))?;
             // The interpreter is probed only when Python will run.
             let mut python_config = if tool == earthverse_tool_registry::research::PYTHON_EXEC {
-                super::python_env::discover(python)?.0
+                super::python_discovered(python)?
             } else {
                 PythonConfig {
                     interpreter: python.unwrap_or_else(|| PythonConfig::default().interpreter),
@@ -199,7 +199,7 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
                 None => None,
                 Some(path) => {
                     let interpreter = interpreter_of(&path)?;
-                    let (mut python, _) = super::python_env::discover(Some(interpreter))?;
+                    let mut python = super::python_discovered(Some(interpreter))?;
                     python.limits.wall = std::time::Duration::try_from_secs_f64(
                         python_wall_seconds,
                     )
