@@ -12,6 +12,7 @@
 //! | `custom_controller` | [`controller`] | your own loop instead of the controller |
 //! | `custom_judge` | [`judge`] | a new [`earthverse_rubric_judge::Judge`] |
 //! | `paired_comparison` | [`scoring`] | paired bootstrap ΔCore |
+//! | `embed_study` | [`study`] | a whole controlled study from a program |
 //!
 //! Every example runs on the bundled mini release (`fixtures/release`) with
 //! `cargo run -p earthverse-examples --example NAME`, or on another release
@@ -27,6 +28,7 @@ pub mod controller;
 pub mod judge;
 pub mod provider;
 pub mod scoring;
+pub mod study;
 pub mod tools;
 
 use std::path::PathBuf;

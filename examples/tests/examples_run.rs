@@ -19,7 +19,8 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-const EXAMPLES: [&str; 6] = [
+const EXAMPLES: [&str; 7] = [
+    "embed_study",
     "score_recorded_runs",
     "custom_tool",
     "custom_provider",
@@ -400,4 +401,58 @@ fn paired_comparison_prints_the_paired_bootstrap_delta() {
     assert!(delta.ci_low <= delta.delta && delta.delta <= delta.ci_high);
     let stdout = run_example("paired_comparison");
     assert_eq!(stdout.trim_end(), format_delta(&delta));
+}
+
+#[test]
+fn embed_study_runs_scores_and_reports_a_study_without_the_cli() {
+    ensure_built();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("study");
+    let run = Command::new(examples_dir().join("embed_study"))
+        .arg(fixture_release())
+        .arg(&out)
+        .output()
+        .expect("running embed_study");
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    // Independently of the report: each condition's records, as written,
+    // one per task, and their mean Core.
+    let tasks = std::fs::read_dir(fixture_release().join("tasks"))
+        .expect("tasks")
+        .count();
+    for condition in ["default", "tight"] {
+        let path = out.join("scores").join(format!("{condition}.jsonl"));
+        let text = std::fs::read_to_string(&path).expect("scores written");
+        let cores: Vec<f64> = text
+            .lines()
+            .map(|l| {
+                serde_json::from_str::<Value>(l).expect("record")["core"]
+                    .as_f64()
+                    .expect("core")
+            })
+            .collect();
+        assert_eq!(cores.len(), tasks, "{condition}: one record per task");
+        let mean = cores.iter().sum::<f64>() / cores.len() as f64;
+        let line = format!("condition {condition} runs={tasks} core={mean:.2}");
+        assert!(stdout.contains(&line), "{line} not in:\n{stdout}");
+        // The runs carry the condition they were made under.
+        let run = read_json(
+            out.join("runs")
+                .join(condition)
+                .join("FIX-001_Q1")
+                .join("trajectory.json"),
+        );
+        let recorded = &run["condition"];
+        if condition == "tight" {
+            assert_eq!(recorded["context"], "aggressive");
+            assert_eq!(recorded["max_turns"], 6);
+        } else {
+            assert!(recorded.is_null() || recorded.as_object().is_some_and(|m| m.is_empty()));
+        }
+    }
+    assert!(stdout.contains("ΔCore against default"), "{stdout}");
 }
