@@ -59,6 +59,7 @@
 
 use crate::controller::TaskInput;
 use crate::error::{ControllerError, Result};
+use crate::proc::{host_name, now_unix, pid_alive};
 use crate::record::RunRecord;
 use crate::solver::Solver;
 use crate::Trajectory;
@@ -68,7 +69,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 /// One shard of a deterministic split (`K/N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -449,30 +450,6 @@ struct LockInfo {
     host: String,
     started_unix: u64,
     task_id: String,
-}
-
-pub(crate) fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
-}
-
-pub(crate) fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .unwrap_or_else(|| "unknown-host".into())
-}
-
-pub(crate) fn pid_alive(pid: u32) -> Option<bool> {
-    if Path::new("/proc/self").exists() {
-        Some(Path::new(&format!("/proc/{pid}")).exists())
-    } else {
-        None
-    }
 }
 
 impl TaskLock {

@@ -26,7 +26,6 @@ use earthverse_tool_registry::{CallStatus, ToolContext, ToolOutput};
 use serde_json::{json, Value};
 use sha1::{Digest, Sha1};
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -36,59 +35,7 @@ const TIME_RAN_OUT: &str = "research time ran out";
 /// The name of the synthetic tool that submits the answer in native mode.
 pub const FINAL_ANSWER_TOOL: &str = "final_answer";
 
-/// One task to run.
-#[derive(Debug, Clone)]
-pub struct TaskInput {
-    /// Task id (`CSX-001_Q1`).
-    pub task_id: String,
-    /// Event / package id (`CSX-001`).
-    pub event_id: String,
-    /// The public question.
-    pub question: String,
-    /// Root of the event package.
-    pub package_root: PathBuf,
-    /// The public question file, if any (shown in the task message and
-    /// readable by Python).
-    pub question_path: Option<PathBuf>,
-    /// Per-run scratch directory.
-    pub scratch_dir: PathBuf,
-}
-
-impl TaskInput {
-    /// The tool context of this task.
-    pub fn tool_context(&self) -> ToolContext {
-        let mut ctx = ToolContext::new(&self.package_root, &self.scratch_dir);
-        ctx.package_id = self.event_id.clone();
-        let prefix = self.release_prefix();
-        if !prefix.is_empty() {
-            ctx = ctx.with_release_prefix(prefix.trim_end_matches('/'));
-        }
-        if let Some(q) = &self.question_path {
-            ctx = ctx.with_question_file(q);
-        }
-        ctx
-    }
-
-    /// The release-relative prefix of the package
-    /// (`event_packages/standard_event_packages/packages/CSX-001/`), taken
-    /// from the package root's path, or `""` when it has no `event_packages`
-    /// component.
-    pub fn release_prefix(&self) -> String {
-        let parts: Vec<String> = self
-            .package_root
-            .components()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned())
-            .collect();
-        match parts.iter().rposition(|p| p == "event_packages") {
-            Some(i) => {
-                let mut prefix = parts[i..].join("/");
-                prefix.push('/');
-                prefix
-            }
-            None => String::new(),
-        }
-    }
-}
+pub use crate::task::TaskInput;
 
 /// The solver loop over one model and one tool box.
 pub struct Controller {

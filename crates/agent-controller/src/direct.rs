@@ -20,7 +20,7 @@
 //! characters per token). The record keeps what was injected
 //! ([`DirectInput`]: files, characters, omitted files and why).
 
-use crate::controller::TaskInput;
+use crate::task::TaskInput;
 use crate::protocol::{parse_reply, Action, FinalAnswer};
 use crate::record::{ModelCallLog, RunRecord, RunRecordBuilder, TerminationReason};
 use crate::settings::ControllerSettings;
@@ -28,76 +28,11 @@ use crate::toolbox::ToolBox;
 use earthverse_model_provider::{ChatModel, ChatRequest, Message};
 use earthverse_package_model::evidence::list_package_files;
 use earthverse_package_model::{sniff_file, FileKind};
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::time::Instant;
 
-/// Which serialisation a direct run receives.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DirectMode {
-    /// A bounded evidence summary of every file.
-    Compressed,
-    /// Every readable file's text within a budget.
-    AllText,
-}
-
-/// Settings of a direct run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DirectSettings {
-    /// Which serialisation.
-    pub mode: DirectMode,
-    /// Characters of the whole serialisation.
-    pub budget_chars: usize,
-    /// Characters of one file's entry.
-    pub per_file_chars: usize,
-}
-
-impl DirectSettings {
-    /// Compressed direct: 48,000 characters in all, 2,400 per file.
-    pub fn compressed() -> Self {
-        Self {
-            mode: DirectMode::Compressed,
-            budget_chars: 48_000,
-            per_file_chars: 2_400,
-        }
-    }
-
-    /// All-text direct: 320,000 characters in all, no per-file cap.
-    pub fn all_text() -> Self {
-        Self {
-            mode: DirectMode::AllText,
-            budget_chars: 320_000,
-            per_file_chars: usize::MAX,
-        }
-    }
-}
-
-/// What a direct run injected, recorded in `trajectory.json`
-/// (`direct_input`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DirectInput {
-    /// The serialisation.
-    pub mode: DirectMode,
-    /// Package-relative files whose content was injected, in order.
-    pub files: Vec<String>,
-    /// Files listed but not injected, each with the reason.
-    pub omitted: Vec<OmittedFile>,
-    /// Characters of the serialisation.
-    pub chars: usize,
-    /// Its size in tokens at four characters per token (an estimate; the
-    /// provider's count is in the diagnostics' `prompt_tokens`).
-    pub approx_tokens: usize,
-}
-
-/// A file a serialisation left out.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OmittedFile {
-    /// Package-relative path.
-    pub path: String,
-    /// Why (`budget`, `not text`, the tool's refusal, ...).
-    pub reason: String,
-}
+pub use crate::record::{DirectInput, OmittedFile};
+pub use crate::settings::{DirectMode, DirectSettings};
 
 /// A serialisation and what it holds.
 #[derive(Debug, Clone, PartialEq)]

@@ -94,11 +94,13 @@ pub mod direct;
 mod error;
 pub mod limits;
 pub mod merge;
+mod proc;
 pub mod prompts;
 pub mod protocol;
 pub mod record;
 pub mod settings;
 mod solver;
+mod task;
 pub mod text;
 mod toolbox;
 

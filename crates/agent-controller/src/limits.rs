@@ -33,8 +33,8 @@
 //! starts no further task once the ledger shows the cap reached, and keeps
 //! every record already written.
 
-use crate::batch::{host_name, now_unix, pid_alive};
 use crate::error::{ControllerError, Result};
+use crate::proc::{host_name, now_unix, pid_alive};
 use crate::record::write_json_atomic;
 use crate::settings::Price;
 use earthverse_model_provider::{ChatModel, ChatRequest, ChatResponse, ProviderError};

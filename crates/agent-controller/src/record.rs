@@ -125,21 +125,35 @@ pub struct Trajectory {
     /// What a direct answer mode injected (ours; absent for interactive
     /// runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direct_input: Option<crate::direct::DirectInput>,
+    pub direct_input: Option<DirectInput>,
 }
 
-/// What a run's tools ran on, recorded so that a result can be traced to
-/// the interpreter and libraries that produced it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-pub struct RunEnvironment {
-    /// The interpreter `python_exec` ran and the versions of the scientific
-    /// packages it offered (`earthverse_sandbox::probe_environment`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub python: Option<earthverse_tool_registry::sandbox::PythonEnvironment>,
-    /// The model that served the run, as the provider reported it in its
-    /// first response that names one (served model, `system_fingerprint`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub served_model: Option<earthverse_model_provider::ServedModel>,
+pub use crate::settings::RunEnvironment;
+
+/// What a direct run injected, recorded in `trajectory.json`
+/// (`direct_input`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DirectInput {
+    /// The serialisation.
+    pub mode: crate::settings::DirectMode,
+    /// Package-relative files whose content was injected, in order.
+    pub files: Vec<String>,
+    /// Files listed but not injected, each with the reason.
+    pub omitted: Vec<OmittedFile>,
+    /// Characters of the serialisation.
+    pub chars: usize,
+    /// Its size in tokens at four characters per token (an estimate; the
+    /// provider's count is in the diagnostics' `prompt_tokens`).
+    pub approx_tokens: usize,
+}
+
+/// A file a serialisation left out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OmittedFile {
+    /// Package-relative path.
+    pub path: String,
+    /// Why (`budget`, `not text`, the tool's refusal, ...).
+    pub reason: String,
 }
 
 impl Trajectory {

@@ -194,7 +194,7 @@ pub struct ControllerSettings {
     /// What the tools run on, copied into every `trajectory.json`
     /// (`environment`); `None` writes nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub environment: Option<crate::record::RunEnvironment>,
+    pub environment: Option<RunEnvironment>,
     /// The experimental condition, copied into every `trajectory.json`
     /// (`condition`); `None` writes nothing (set by
     /// [`crate::conditions::Condition::apply`]).
@@ -203,7 +203,7 @@ pub struct ControllerSettings {
     /// A direct answer mode (App. A.1): one call over a fixed package
     /// serialisation, no tools. `None` runs the interactive loop.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub direct: Option<crate::direct::DirectSettings>,
+    pub direct: Option<DirectSettings>,
 }
 
 impl Default for ControllerSettings {
@@ -225,4 +225,59 @@ impl Default for ControllerSettings {
             direct: None,
         }
     }
+}
+
+/// Which serialisation a direct run receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DirectMode {
+    /// A bounded evidence summary of every file.
+    Compressed,
+    /// Every readable file's text within a budget.
+    AllText,
+}
+
+/// Settings of a direct run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DirectSettings {
+    /// Which serialisation.
+    pub mode: DirectMode,
+    /// Characters of the whole serialisation.
+    pub budget_chars: usize,
+    /// Characters of one file's entry.
+    pub per_file_chars: usize,
+}
+
+impl DirectSettings {
+    /// Compressed direct: 48,000 characters in all, 2,400 per file.
+    pub fn compressed() -> Self {
+        Self {
+            mode: DirectMode::Compressed,
+            budget_chars: 48_000,
+            per_file_chars: 2_400,
+        }
+    }
+
+    /// All-text direct: 320,000 characters in all, no per-file cap.
+    pub fn all_text() -> Self {
+        Self {
+            mode: DirectMode::AllText,
+            budget_chars: 320_000,
+            per_file_chars: usize::MAX,
+        }
+    }
+}
+
+/// What a run's tools ran on, recorded so that a result can be traced to
+/// the interpreter and libraries that produced it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, Default)]
+pub struct RunEnvironment {
+    /// The interpreter `python_exec` ran and the versions of the scientific
+    /// packages it offered (`earthverse_sandbox::probe_environment`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<earthverse_tool_registry::sandbox::PythonEnvironment>,
+    /// The model that served the run, as the provider reported it in its
+    /// first response that names one (served model, `system_fingerprint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served_model: Option<earthverse_model_provider::ServedModel>,
 }

@@ -45,7 +45,7 @@ pub enum PackageError {
     #[error("{}", unloadable_message(.errors))]
     UnloadableTasks {
         /// Each file, its field and what is wrong, in path order.
-        errors: Vec<crate::release::LoadError>,
+        errors: Vec<LoadError>,
     },
     /// Writing a CSV file failed.
     #[error("{path}: {message}")]
@@ -67,7 +67,7 @@ impl PackageError {
     }
 }
 
-fn unloadable_message(errors: &[crate::release::LoadError]) -> String {
+fn unloadable_message(errors: &[LoadError]) -> String {
     let mut text = format!("{} task file(s) did not load:", errors.len());
     for e in errors {
         text.push_str(&format!("\n  {e}"));
@@ -77,3 +77,36 @@ fn unloadable_message(errors: &[crate::release::LoadError]) -> String {
 
 /// The crate's result type.
 pub type Result<T, E = PackageError> = std::result::Result<T, E>;
+
+/// A file that could not be loaded, with the field at fault.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LoadError {
+    /// The file.
+    pub path: PathBuf,
+    /// JSON path of the offending field (`.` for the whole document).
+    pub field: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: field `{}`: {}",
+            self.path.display(),
+            self.field,
+            self.message
+        )
+    }
+}
+
+impl From<LoadError> for PackageError {
+    fn from(e: LoadError) -> Self {
+        PackageError::Json {
+            path: e.path,
+            field: e.field,
+            message: e.message,
+        }
+    }
+}

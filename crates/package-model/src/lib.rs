@@ -57,6 +57,7 @@ pub mod condition;
 mod error;
 pub mod evidence;
 pub mod labels;
+mod open;
 pub mod output;
 mod pdf_salvage;
 pub mod reference_reads;

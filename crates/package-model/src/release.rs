@@ -26,7 +26,6 @@ use crate::task::Task;
 use rayon::prelude::*;
 use serde::de::DeserializeOwned;
 use std::collections::BTreeSet;
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// Where event packages live below a release root.
@@ -38,38 +37,7 @@ pub const TASK_PACKAGES_DIR: &str = "task_packages";
 /// The release-relative prefix of a package path as tools and models write it.
 pub const PACKAGE_PATH_PREFIX: &str = "event_packages/standard_event_packages/packages";
 
-/// A file that could not be loaded, with the field at fault.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct LoadError {
-    /// The file.
-    pub path: PathBuf,
-    /// JSON path of the offending field (`.` for the whole document).
-    pub field: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}: field `{}`: {}",
-            self.path.display(),
-            self.field,
-            self.message
-        )
-    }
-}
-
-impl From<LoadError> for PackageError {
-    fn from(e: LoadError) -> Self {
-        PackageError::Json {
-            path: e.path,
-            field: e.field,
-            message: e.message,
-        }
-    }
-}
+pub use crate::error::LoadError;
 
 /// Reads and parses one JSON record, naming the field on failure.
 pub fn read_json_record<T: DeserializeOwned>(path: &Path) -> std::result::Result<T, LoadError> {
@@ -119,16 +87,9 @@ pub struct Release {
 }
 
 impl Release {
-    /// Loads a release from `root` (a directory holding `tasks/`). Task
-    /// files that fail to parse are recorded in [`Release::load_errors`];
-    /// only a missing or unreadable `tasks/` directory is an error.
-    ///
-    /// A root in the authoring layout (see [`crate::authoring`]) is
-    /// recognised and loaded with [`crate::authoring::load_authoring`].
-    pub fn load(root: &Path) -> Result<Release> {
-        if crate::authoring::is_authoring_layout(root) {
-            return crate::authoring::load_authoring(root);
-        }
+    /// [`Release::load`] of the release layout (`tasks/*.json` beside
+    /// `packages/`), without the authoring-layout check.
+    pub(crate) fn load_release_layout(root: &Path) -> Result<Release> {
         let tasks_dir = root.join("tasks");
         if !tasks_dir.is_dir() {
             return Err(PackageError::Layout {

@@ -19,48 +19,17 @@
 //! is `ok`).
 
 use crate::error::{io, Error, Result};
+use crate::kinds::perturbation_of;
 use crate::manifest::{StudyCondition, StudyManifest, TaskSelection};
 use crate::select::TaskDraw;
-use earthverse_interventions::{OracleKind, PerturbationKind};
+use earthverse_interventions::PerturbationKind;
 use earthverse_package_model::{Release, RunCondition};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Seed of the perturbed releases a study makes (App. C.5's seed).
 pub const STUDY_PERTURBATION_SEED: u64 = 2026;
-
-/// The kind a manifest condition names for `key` (`oracle = "plan"`,
-/// `perturbation = "missing"`).
-fn kind_of<K: std::str::FromStr<Err = String>>(
-    key: &str,
-    value: &Option<Value>,
-) -> std::result::Result<Option<K>, String> {
-    match value {
-        None => Ok(None),
-        Some(Value::String(kind)) => kind.parse().map(Some),
-        Some(other) => Err(format!("{key} must be a kind name, not {other}")),
-    }
-}
-
-/// The oracle kind a manifest condition names (`oracle = "plan"`).
-///
-/// # Errors
-/// The reason, when the value is not an oracle kind.
-pub fn oracle_of(condition: &RunCondition) -> std::result::Result<Option<OracleKind>, String> {
-    kind_of("oracle", &condition.oracle)
-}
-
-/// The perturbation a manifest condition names (`perturbation = "missing"`).
-///
-/// # Errors
-/// The reason, when the value is not a perturbation kind.
-pub fn perturbation_of(
-    condition: &RunCondition,
-) -> std::result::Result<Option<PerturbationKind>, String> {
-    kind_of("perturbation", &condition.perturbation)
-}
 
 /// One condition of a resolved study.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

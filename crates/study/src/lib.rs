@@ -73,18 +73,19 @@
 mod condition;
 mod diagnostics;
 mod error;
+mod kinds;
 mod manifest;
 mod report;
 mod runner;
 mod select;
 
 pub use condition::{
-    not_applicable_tasks, oracle_of, perturbation_of, perturbed_release, read_studies, read_study,
-    resolve_study, study_file, study_not_applicable, write_study, ResolvedCondition, ResolvedStudy,
-    STUDY_PERTURBATION_SEED,
+    not_applicable_tasks, perturbed_release, read_studies, read_study, resolve_study, study_file,
+    study_not_applicable, write_study, ResolvedCondition, ResolvedStudy, STUDY_PERTURBATION_SEED,
 };
 pub use diagnostics::{injected_files, Diagnostics, READ_TOOLS};
 pub use error::{Error, Result};
+pub use kinds::{oracle_of, perturbation_of};
 pub use manifest::{
     check_condition, check_manifest, load_manifest, parse_manifest, EffortDraw, PairedDraw,
     StratifiedDraw, StudyCondition, StudyManifest, TaskSelection, CONDITION_KEYS,

@@ -1,7 +1,7 @@
 //! Study manifests: their types, reading (TOML or JSON) and validation.
 
-use crate::condition::{oracle_of, perturbation_of};
 use crate::error::{io, Error, Result};
+use crate::kinds::{oracle_of, perturbation_of};
 use earthverse_agent_controller::Condition;
 use earthverse_package_model::RunCondition;
 use serde::{Deserialize, Serialize};

@@ -8,10 +8,10 @@
 //! be (`examples/embed_study.rs`).
 
 use crate::condition::{
-    not_applicable_tasks, perturbation_of, perturbed_release, resolve_study, write_study,
-    ResolvedStudy,
+    not_applicable_tasks, perturbed_release, resolve_study, write_study, ResolvedStudy,
 };
 use crate::error::{Error, Result};
+use crate::kinds::perturbation_of;
 use crate::manifest::StudyManifest;
 use crate::select::select_release_tasks;
 use earthverse_agent_controller::batch::BatchObserver;
