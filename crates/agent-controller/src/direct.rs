@@ -20,10 +20,10 @@
 //! characters per token). The record keeps what was injected
 //! ([`DirectInput`]: files, characters, omitted files and why).
 
-use crate::task::TaskInput;
 use crate::protocol::{parse_reply, Action, FinalAnswer};
 use crate::record::{ModelCallLog, RunRecord, RunRecordBuilder, TerminationReason};
 use crate::settings::ControllerSettings;
+use crate::task::TaskInput;
 use crate::toolbox::ToolBox;
 use earthverse_model_provider::{ChatModel, ChatRequest, Message};
 use earthverse_package_model::evidence::list_package_files;

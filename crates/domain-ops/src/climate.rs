@@ -2,8 +2,7 @@
 //! evapotranspiration (FAO-56, PyET) and forecast verification
 //! (xskillscore / properscoring). Part of the meteorology-and-climate family.
 
-use crate::meteo::need;
-use crate::op::{opt, req, Kind, OpCall, Operation};
+use crate::op::{need, opt, req, Kind, OpCall, Operation};
 use crate::stats::{self, num};
 use crate::Result;
 use earthverse_tool_registry::ToolFamily;
@@ -254,7 +253,7 @@ pub fn operations() -> Vec<Operation> {
             vec![req("tasmax", Kind::Series, "daily maximum temperature"), req("tx90", Kind::Any, "90th-percentile threshold: number or per-day array"), opt("window", Kind::Integer, "days", json!(6))],
             |c| {
                 let x = c.series("tasmax")?.values;
-                let th = crate::meteo::vals(c, "tx90")?;
+                let th = crate::op::vals(c, "tx90")?;
                 let (days, spells) = spell_days(&x, &th, c.int("window")? as usize, true);
                 Ok(json!({"wsdi_days": days, "spells": spells, "units": "days"}))
             },
@@ -266,7 +265,7 @@ pub fn operations() -> Vec<Operation> {
             vec![req("tasmin", Kind::Series, "daily minimum temperature"), req("tn10", Kind::Any, "10th-percentile threshold: number or per-day array"), opt("window", Kind::Integer, "days", json!(6))],
             |c| {
                 let x = c.series("tasmin")?.values;
-                let th = crate::meteo::vals(c, "tn10")?;
+                let th = crate::op::vals(c, "tn10")?;
                 let (days, spells) = spell_days(&x, &th, c.int("window")? as usize, false);
                 Ok(json!({"csdi_days": days, "spells": spells, "units": "days"}))
             },
@@ -592,7 +591,7 @@ fn n2(name: &'static str, doc: &'static str) -> crate::op::Param {
 fn crate_elementwise(c: &OpCall<'_>, names: &[&str], f: impl Fn(&[f64]) -> f64) -> Result<Value> {
     let inputs: Vec<Vec<f64>> = names
         .iter()
-        .map(|n| crate::meteo::vals(c, n))
+        .map(|n| crate::op::vals(c, n))
         .collect::<Result<_>>()?;
     let n = inputs.iter().map(Vec::len).max().unwrap_or(0);
     let out: Vec<Value> = (0..n)

@@ -3,7 +3,8 @@
 //! McArthur FFDI, HDW, active-fire summaries, and seismology / tsunami /
 //! landslide screening relations.
 
-use crate::meteo::{es_hpa, need};
+use crate::meteo::es_hpa;
+use crate::op::need;
 use crate::op::{opt, req, Kind, OpCall, Operation};
 use crate::stats::{self, num};
 use crate::tables::parse_csv;

@@ -3,7 +3,7 @@
 //! fragility, river stage, rating curves, SCS-CN runoff, the rational
 //! method and reservoir storage.
 
-use crate::meteo::need;
+use crate::op::need;
 use crate::op::{opt, req, Kind, OpCall, Operation};
 use crate::stats::{self, norm_cdf, num};
 use crate::vector::interp;
@@ -209,7 +209,7 @@ pub fn operations() -> Vec<Operation> {
         }),
         Operation::new("rating_curve", F, "Discharge from stage with a power-law rating curve Q = a (h − h0)^b (0 at or below h0).", vec![req("stage", Kind::Any, "stage value(s)"), req("a", Kind::Number, "coefficient"), req("b", Kind::Number, "exponent"), opt("h0", Kind::Number, "stage of zero flow", json!(0.0))], |c| {
             let (a, b, h0) = (c.num("a")?, c.num("b")?, c.num("h0")?);
-            let q: Vec<f64> = crate::meteo::vals(c, "stage")?.iter().map(|h| if *h <= h0 { 0.0 } else { a * (h - h0).powf(b) }).collect();
+            let q: Vec<f64> = crate::op::vals(c, "stage")?.iter().map(|h| if *h <= h0 { 0.0 } else { a * (h - h0).powf(b) }).collect();
             Ok(json!({"discharge": q, "peak_discharge": q.iter().copied().fold(f64::NAN, f64::max)}))
         }),
         Operation::new("scs_curve_number_runoff", F, "SCS curve-number direct runoff Q = (P − Ia)²/(P − Ia + S), S = 25400/CN − 254 mm, Ia = λS (λ = 0.2) (USDA TR-55).", vec![req("p_mm", Kind::Number, "event rainfall, mm"), req("cn", Kind::Number, "curve number (30–100)"), opt("lambda", Kind::Number, "initial abstraction ratio", json!(0.2))], |c| {

@@ -129,7 +129,7 @@ pub fn load_series(ctx: &ToolContext, spec: &Value) -> Result<(Series, Provenanc
         FileKind::NetcdfClassic | FileKind::NetcdfHdf5 => {
             let resolved =
                 resolve(&ctx.package_root, path).map_err(|e| input_err(e.to_string()))?;
-            crate::raster::netcdf_series(&resolved.absolute, field, time_field)
+            crate::formats::netcdf_series(&resolved.absolute, field, time_field)
                 .map_err(|m| input_err(m.to_string()))?
         }
         _ => crate::tables::csv_columns(&bytes, field, time_field)
@@ -276,7 +276,7 @@ fn split_indices(segment: &str) -> (&str, Vec<usize>) {
 pub fn json_numbers(doc: &Value, path: &str) -> std::result::Result<Vec<f64>, String> {
     Ok(json_select(doc, path)?
         .into_iter()
-        .map(|v| crate::op::as_f64(v).unwrap_or(f64::NAN))
+        .map(|v| as_f64(v).unwrap_or(f64::NAN))
         .collect())
 }
 
@@ -289,6 +289,15 @@ pub fn json_labels(doc: &Value, path: &str) -> std::result::Result<Vec<String>, 
             other => other.to_string(),
         })
         .collect())
+}
+
+/// A JSON value as a number: numbers, and strings holding a number.
+pub fn as_f64(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

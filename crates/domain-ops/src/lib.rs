@@ -30,6 +30,8 @@
 pub mod climate;
 mod error;
 pub mod fire;
+mod formats;
+mod geometry;
 pub mod infra;
 pub mod input;
 pub mod meteo;

@@ -3,7 +3,7 @@
 //! climate indices, drought indices (SPI, SPEI), evapotranspiration (FAO-56,
 //! PyET) and forecast verification (xskillscore).
 
-use crate::op::{opt, req, Kind, OpCall, Operation};
+use crate::op::{opt, req, vals, Kind, OpCall, Operation};
 use crate::stats;
 use crate::{DomainError, Result};
 use earthverse_tool_registry::ToolFamily;
@@ -67,14 +67,6 @@ fn c_to_f(c: f64) -> f64 {
 
 fn f_to_c(f: f64) -> f64 {
     (f - 32.0) * 5.0 / 9.0
-}
-
-/// A number or an array of numbers as a vector.
-pub(crate) fn vals(c: &OpCall<'_>, name: &str) -> Result<Vec<f64>> {
-    match c.value(name)? {
-        Value::Array(_) => c.numbers(name),
-        _ => Ok(vec![c.num(name)?]),
-    }
 }
 
 /// Applies `f` elementwise to equally long inputs; returns a number when
@@ -446,17 +438,6 @@ fn cape_cin(c: &mut OpCall<'_>) -> Result<Value> {
     Ok(
         json!({"cape_j_per_kg": cape, "cin_j_per_kg": cin, "lcl_pressure_hpa": lcl_p, "parcel_temperature_c": parcel.iter().map(|x| x - 273.15).collect::<Vec<_>>(), "units": "J/kg"}),
     )
-}
-
-/// Refuses when a series is shorter than `need` valid values.
-pub(crate) fn need(c: &OpCall<'_>, name: &str, have: usize, need: usize) -> Result<()> {
-    if have < need {
-        return Err(c.refuse(
-            json!({"record_too_short": {"argument": name, "have": have, "need": need}}),
-            format!("`{name}` has {have} valid values; the method needs at least {need}"),
-        ));
-    }
-    Ok(())
 }
 
 /// Marker so callers can name the error type.

@@ -4,6 +4,9 @@
 
 use crate::input::{Provenance, Series};
 use crate::{DomainError, Result};
+
+/// Reads a JSON number or numeric string (the input layer's reader).
+pub use crate::input::as_f64;
 use async_trait::async_trait;
 use earthverse_tool_registry::{Applicability, Tool, ToolContext, ToolFamily, ToolOutput};
 use serde_json::{json, Map, Value};
@@ -487,11 +490,21 @@ impl<'a> OpCall<'a> {
     }
 }
 
-/// A JSON value as a number: numbers, and strings holding a number.
-pub fn as_f64(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok().filter(|x| x.is_finite()),
-        _ => None,
+/// A number or an array of numbers as a vector.
+pub(crate) fn vals(c: &OpCall<'_>, name: &str) -> Result<Vec<f64>> {
+    match c.value(name)? {
+        Value::Array(_) => c.numbers(name),
+        _ => Ok(vec![c.num(name)?]),
     }
+}
+
+/// Refuses when a series is shorter than `need` valid values.
+pub(crate) fn need(c: &OpCall<'_>, name: &str, have: usize, need: usize) -> Result<()> {
+    if have < need {
+        return Err(c.refuse(
+            json!({"record_too_short": {"argument": name, "have": have, "need": need}}),
+            format!("`{name}` has {have} valid values; the method needs at least {need}"),
+        ));
+    }
+    Ok(())
 }

@@ -433,7 +433,7 @@ pub fn operations() -> Vec<Operation> {
         Operation::new("source_conflicts", F, "Reconcile one quantity reported by several sources: spread, relative spread and the sources disagreeing beyond a relative tolerance with the median.", vec![req("reports", Kind::Any, "[{source, value}, ...]"), opt("rel_tolerance", Kind::Number, "relative tolerance", json!(0.05))], |c| {
             let Some(Value::Array(items)) = c.args().get("reports") else { return Err(c.invalid("reports", "expected [{source, value}]")); };
             let rows: Vec<(String, f64)> = items.iter().filter_map(|r| Some((r.get("source")?.as_str()?.to_string(), crate::op::as_f64(r.get("value")?)?))).collect();
-            crate::meteo::need(c, "reports", rows.len(), 2)?;
+            crate::op::need(c, "reports", rows.len(), 2)?;
             let vals: Vec<f64> = rows.iter().map(|r| r.1).collect();
             let med = crate::stats::percentile(&vals, 50.0);
             let tol = c.num("rel_tolerance")?;

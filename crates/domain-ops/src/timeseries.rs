@@ -5,7 +5,7 @@
 
 use crate::climate::runs;
 use crate::input::Series;
-use crate::meteo::need;
+use crate::op::need;
 use crate::op::{opt, req, Kind, OpCall, Operation};
 use crate::stats::{self, num};
 use crate::Result;
