@@ -254,7 +254,7 @@ fn labels_the_ground_truth_declares_equivalent_are_read_from_the_task() {
 }
 
 #[test]
-fn unreadable_runs_are_listed_with_their_file_and_field_and_the_rest_scored() {
+fn unreadable_runs_are_refused_by_name_or_with_skip_invalid_listed_and_the_rest_scored() {
     let dir = tempfile::tempdir().unwrap();
     let release = dir.path().join("release");
     earthverse_testkit::copy_fixture_release(&release);
@@ -262,7 +262,26 @@ fn unreadable_runs_are_listed_with_their_file_and_field_and_the_rest_scored() {
     let system_dir = runs_dir.join("trajectories/fixture-careful-agent");
     let scored_before = walk_json(&runs_dir.join("trajectories"));
     std::fs::write(system_dir.join("broken.json"), b"{\"task_id\": ").unwrap();
-    let report = units_json_at(&release, &["--runs", runs_dir.to_str().unwrap()]);
+    // The one rule for inputs that do not load: an error naming the file.
+    let refused = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .args([
+            "units",
+            release.to_str().unwrap(),
+            "--runs",
+            runs_dir.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("broken.json") && stderr.contains("--skip-invalid"),
+        "{stderr}"
+    );
+    let report = units_json_at(
+        &release,
+        &["--runs", runs_dir.to_str().unwrap(), "--skip-invalid"],
+    );
     assert_eq!(report["runs"].as_array().unwrap().len(), scored_before);
     let skipped: Vec<&str> = report["skipped_runs"]
         .as_array()

@@ -279,6 +279,12 @@ impl ValidationReport {
                 failed.push(name.to_string());
             }
         };
+        // A release of no task has nothing to benchmark (issue 49: an
+        // empty release used to PASS every gate).
+        gate(
+            "no_tasks",
+            self.tasks == 0 && self.task_load_errors.is_empty(),
+        );
         gate("task_load_errors", !self.task_load_errors.is_empty());
         gate("run_load_errors", !self.run_load_errors.is_empty());
         gate("size_mismatch", !self.size_mismatch.is_empty());

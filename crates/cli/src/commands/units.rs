@@ -216,6 +216,18 @@ fn score_runs(release: &Release, dir: &std::path::Path, args: &Args) -> anyhow::
             )),
         }
     }
+    // The one rule for inputs that do not load (as for task files and
+    // `score`): an error naming each file, unless --skip-invalid, which
+    // goes on and lists them.
+    if !skipped.is_empty() && !args.skip.skip_invalid {
+        anyhow::bail!(
+            "units: {} run file(s) under {} do not load or answer no task of the release; \
+             fix them, or give --skip-invalid to score the rest and list them:\n{}",
+            skipped.len(),
+            dir.display(),
+            skipped.join("\n")
+        );
+    }
     let with_ledger = args.ledger;
     let runs: Vec<RunUnits> = known
         .par_iter()
