@@ -1601,26 +1601,41 @@ pub fn perturb_release_with(
     if existed && std::fs::read_dir(out).map_err(io(out))?.next().is_some() {
         return Err(PerturbError::OutputNotEmpty(out.to_path_buf()));
     }
-    let result = perturb_into(release, kind, seed, out, tasks, reads);
-    if result.is_err() {
-        // No partial release is left behind (a full disk, an unreadable
-        // file): the output was new or empty, and is so again.
-        if existed {
-            if let Ok(entries) = std::fs::read_dir(out) {
-                for entry in entries.flatten() {
-                    let path = entry.path();
-                    let _ = if path.is_dir() && !path.is_symlink() {
-                        std::fs::remove_dir_all(&path)
-                    } else {
-                        std::fs::remove_file(&path)
-                    };
-                }
+    // The release is written into a staging folder beside `out` and renamed
+    // into place when complete: a failed run (a full disk) or a killed one
+    // never leaves a partial release at `out`, and a rerun starts afresh
+    // (it removes the staging folder a killed run left).
+    let Some(staging) = staging_dir(out) else {
+        return perturb_into(release, kind, seed, out, tasks, reads);
+    };
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
+    }
+    std::fs::create_dir_all(&staging).map_err(io(&staging))?;
+    match perturb_into(release, kind, seed, &staging, tasks, reads) {
+        Ok(manifests) => {
+            if existed {
+                std::fs::remove_dir(out).map_err(io(out))?;
             }
-        } else {
-            let _ = std::fs::remove_dir_all(out);
+            std::fs::rename(&staging, out).map_err(io(out))?;
+            Ok(manifests)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            Err(e)
         }
     }
-    result
+}
+
+/// `PARENT/.NAME.perturbing` for `out = PARENT/NAME`, or `None` when `out`
+/// has no file name.
+fn staging_dir(out: &Path) -> Option<PathBuf> {
+    let name = out.file_name()?.to_string_lossy().into_owned();
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    Some(parent.join(format!(".{name}.perturbing")))
 }
 
 fn perturb_into(

@@ -6,6 +6,7 @@
 //! `earthverse_interventions::{perturb_release_with, check_perturbed}`).
 
 use anyhow::Context;
+use earthverse_interventions::perturb::MANIFESTS_DIR;
 use earthverse_interventions::{
     check_perturbed, perturb_release_with, KindCheck, PerturbationKind, ReferenceReads,
 };
@@ -102,8 +103,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             args.out.clone()
         };
-        let manifests =
-            perturb_release_with(&release, kind, args.seed, &out, tasks.as_ref(), &reads)?;
+        // A kind's folder appears only when complete (the library renames
+        // it into place), so under `--kind all` a rerun after a kill keeps
+        // the kinds already written, if they are this seed's.
+        let done = args.kind == "all" && out.join(MANIFESTS_DIR).is_dir();
+        let manifests = if done {
+            let kept = completed_kind(&release, &out, kind, args.seed, tasks.as_ref())?;
+            eprintln!("perturb: {kind}: {} already holds it; kept", out.display());
+            kept
+        } else {
+            perturb_release_with(&release, kind, args.seed, &out, tasks.as_ref(), &reads)?
+        };
         let applied = manifests.iter().filter(|m| m.applicable()).count();
         for m in &manifests {
             match &m.not_applicable {
@@ -138,6 +148,41 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The manifests of a kind folder a previous run completed, checked to be
+/// of this kind and seed for every selected task.
+fn completed_kind(
+    release: &Release,
+    out: &std::path::Path,
+    kind: earthverse_interventions::PerturbationKind,
+    seed: u64,
+    tasks: Option<&BTreeSet<String>>,
+) -> anyhow::Result<Vec<earthverse_interventions::TaskPerturbation>> {
+    let mut manifests = Vec::new();
+    for task in release.tasks() {
+        if tasks.is_some_and(|t| !t.contains(&task.task_id)) {
+            continue;
+        }
+        let manifest = earthverse_interventions::perturb::read_manifest(out, &task.task_id)
+            .with_context(|| {
+                format!(
+                    "--out: {} holds no manifest of {}; remove it to write the {kind} perturbation again",
+                    out.display(),
+                    task.task_id
+                )
+            })?;
+        if manifest.kind != kind || manifest.seed != seed {
+            anyhow::bail!(
+                "--out: {} holds a {} perturbation with seed {}, not {kind} with seed {seed}",
+                out.display(),
+                manifest.kind,
+                manifest.seed
+            );
+        }
+        manifests.push(manifest);
+    }
+    Ok(manifests)
 }
 
 fn shown(x: Option<f64>) -> String {

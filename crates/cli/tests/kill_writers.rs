@@ -1,0 +1,254 @@
+//! Kill -9 for every writer (issue 49): each command that writes records or
+//! files is killed (SIGKILL) at seeded points of its run and then run again
+//! with the same arguments; the final outputs must be byte-identical to
+//! those of an uninterrupted run, and the inputs untouched.
+//!
+//! Writers: `score` (resumes its JSONL), `merge --out` (stages each record
+//! and renames it), `perturb --kind all` (each kind's release staged beside
+//! its folder and renamed when complete; a rerun keeps the completed
+//! kinds), `leaderboard --out` Parquet and `report --html` (one file,
+//! written to a temporary file and renamed). `run` and `study run` go
+//! through the batch runner, whose kill tests are
+//! `tests/controller_sigkill.rs` and the custom-controller example's
+//! (their records carry wall-clock times, so they are compared there by
+//! content, not bytes). `evidence` only prints.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+const SEEDS: [u64; 3] = [1, 2, 3];
+
+/// The binary, with the reference-reads cache of this test.
+fn earthverse(cache: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_earthverse"));
+    c.env("EARTHVERSE_CACHE", cache)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// sha256 of every file under `root` (or of `root` itself), by relative
+/// path; hidden staging leftovers count too.
+fn tree(root: &Path) -> BTreeMap<String, String> {
+    let hash = |p: &Path| hex::encode(Sha256::digest(std::fs::read(p).unwrap()));
+    let mut out = BTreeMap::new();
+    if root.is_file() {
+        out.insert(String::new(), hash(root));
+        return out;
+    }
+    if !root.exists() {
+        return out;
+    }
+    for e in walkdir::WalkDir::new(root).sort_by_file_name() {
+        let e = e.unwrap();
+        if e.file_type().is_file() {
+            let rel = e.path().strip_prefix(root).unwrap().display().to_string();
+            out.insert(rel, hash(e.path()));
+        }
+    }
+    out
+}
+
+/// A fraction in [0.05, 0.95) from a seed and a salt (SplitMix64).
+fn fraction(seed: u64, salt: u64) -> f64 {
+    let mut z = (seed ^ salt.rotate_left(17)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    0.05 + 0.9 * (z as f64 / u64::MAX as f64)
+}
+
+struct Writer {
+    name: &'static str,
+    /// Suffix of the output path (`.parquet` for a file writer, `` for a folder).
+    suffix: &'static str,
+    /// Arguments writing to the given output path.
+    args: Box<dyn Fn(&Path) -> Vec<String>>,
+}
+
+fn run_to_end(cache: &Path, args: &[String]) {
+    let out = earthverse(cache).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `writer` uninterrupted, then for each seed kills it at a seeded
+/// point of that duration and reruns it; returns one line per seed.
+fn check_writer(writer: &Writer, scratch: &Path, cache: &Path, inputs: &[&Path]) -> Vec<String> {
+    let before: Vec<_> = inputs.iter().map(|p| tree(p)).collect();
+    let path = |tag: &str| scratch.join(format!("{}-{tag}{}", writer.name, writer.suffix));
+    let reference_out = path("reference");
+    let started = Instant::now();
+    run_to_end(cache, &(writer.args)(&reference_out));
+    let took = started.elapsed();
+    let reference = tree(&reference_out);
+    assert!(!reference.is_empty(), "{} wrote nothing", writer.name);
+    let salt = writer.name.bytes().map(u64::from).sum::<u64>();
+    let mut lines = Vec::new();
+    for seed in SEEDS {
+        let out = path(&format!("seed{seed}"));
+        let delay = took.mul_f64(fraction(seed, salt));
+        let mut child = earthverse(cache).args((writer.args)(&out)).spawn().unwrap();
+        std::thread::sleep(delay);
+        let running = child.try_wait().unwrap().is_none();
+        child.kill().ok(); // SIGKILL
+        child.wait().unwrap();
+        let left = tree(&out).len();
+        run_to_end(cache, &(writer.args)(&out));
+        assert_eq!(
+            tree(&out),
+            reference,
+            "{} seed {seed}: killed after {delay:?} (running: {running}); the rerun differs",
+            writer.name
+        );
+        lines.push(format!(
+            "{} seed {seed}: SIGKILL at {:.0} of {:.0} ms ({}, {left} file(s) there), rerun byte-identical",
+            writer.name,
+            delay.as_secs_f64() * 1e3,
+            took.as_secs_f64() * 1e3,
+            if running { "mid-run" } else { "after exit" },
+        ));
+    }
+    for (input, hashes) in inputs.iter().zip(before) {
+        assert_eq!(
+            tree(input),
+            hashes,
+            "{}: input {} changed",
+            writer.name,
+            input.display()
+        );
+    }
+    lines
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+#[test]
+fn every_writer_killed_at_seeded_points_resumes_byte_identically() {
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path();
+    let cache = scratch.join("cache");
+    let release = scratch.join("release");
+    earthverse_testkit::copy_fixture_release(&release);
+    let runs = release.join("exploration/trajectories");
+    // Inputs of the later writers, made once.
+    let scores = scratch.join("scores.jsonl");
+    run_to_end(
+        &cache,
+        &[
+            "score".into(),
+            s(&release),
+            "--runs".into(),
+            s(&runs),
+            "--out".into(),
+            s(&scores),
+        ],
+    );
+    let shards = scratch.join("shards");
+    for k in 0..2 {
+        run_to_end(
+            &cache,
+            &[
+                "run".into(),
+                s(&release),
+                "--agent".into(),
+                "baseline".into(),
+                "--quiet".into(),
+                "--shard".into(),
+                format!("{k}/2"),
+                "--out".into(),
+                s(&shards),
+            ],
+        );
+    }
+    let mut writers = vec![
+        Writer {
+            name: "score",
+            suffix: ".jsonl",
+            args: Box::new({
+                let (release, runs) = (release.clone(), runs.clone());
+                move |out| {
+                    vec![
+                        "score".into(),
+                        s(&release),
+                        "--runs".into(),
+                        s(&runs),
+                        "--out".into(),
+                        s(out),
+                    ]
+                }
+            }),
+        },
+        Writer {
+            name: "merge",
+            suffix: "",
+            args: Box::new({
+                let shards = shards.clone();
+                move |out| vec!["merge".into(), s(&shards), "--out".into(), s(out)]
+            }),
+        },
+        Writer {
+            name: "leaderboard",
+            suffix: ".parquet",
+            args: Box::new({
+                let scores = scores.clone();
+                move |out| vec!["leaderboard".into(), s(&scores), "--out".into(), s(out)]
+            }),
+        },
+        Writer {
+            name: "report",
+            suffix: ".html",
+            args: Box::new({
+                let scores = scores.clone();
+                move |out| vec!["report".into(), s(&scores), "--html".into(), s(out)]
+            }),
+        },
+    ];
+    // perturb audits the fixtures' reference analyses with Python once
+    // (cached for the reruns); it needs the scientific environment.
+    match std::env::var("EARTHVERSE_PYTHON") {
+        Ok(python) => writers.push(Writer {
+            name: "perturb",
+            suffix: "",
+            args: Box::new({
+                let release = release.clone();
+                move |out| {
+                    vec![
+                        "perturb".into(),
+                        s(&release),
+                        "--kind".into(),
+                        "all".into(),
+                        "--python".into(),
+                        python.clone(),
+                        "--out".into(),
+                        s(out),
+                    ]
+                }
+            }),
+        }),
+        Err(_) if std::env::var("CI").is_ok() => {
+            panic!("EARTHVERSE_PYTHON is not set under CI: the perturb kill test cannot run")
+        }
+        Err(_) => eprintln!("EARTHVERSE_PYTHON not set: perturb is not kill-tested in this run"),
+    }
+    let mut lines = Vec::new();
+    for w in &writers {
+        lines.extend(check_writer(
+            w,
+            scratch,
+            &cache,
+            &[&release, &scores, &shards],
+        ));
+    }
+    eprintln!("{}", lines.join("\n"));
+}
