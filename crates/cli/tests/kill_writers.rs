@@ -63,12 +63,15 @@ fn fraction(seed: u64, salt: u64) -> f64 {
     0.05 + 0.9 * (z as f64 / u64::MAX as f64)
 }
 
+/// Arguments of a writer for an output path.
+type ArgsFor = Box<dyn Fn(&Path) -> Vec<String>>;
+
 struct Writer {
     name: &'static str,
     /// Suffix of the output path (`.parquet` for a file writer, `` for a folder).
     suffix: &'static str,
     /// Arguments writing to the given output path.
-    args: Box<dyn Fn(&Path) -> Vec<String>>,
+    args: ArgsFor,
 }
 
 fn run_to_end(cache: &Path, args: &[String]) {
