@@ -1,6 +1,7 @@
 //! One module per subcommand group; each owns its clap arguments.
 
 pub mod evidence;
+pub mod families;
 pub mod inputs;
 pub mod merge;
 pub mod oracle;
