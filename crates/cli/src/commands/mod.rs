@@ -7,6 +7,8 @@ pub mod merge;
 pub mod oracle;
 pub mod perturb;
 pub mod python_env;
+pub mod review;
+pub mod review_server;
 pub mod run;
 pub mod score;
 pub mod stats;
