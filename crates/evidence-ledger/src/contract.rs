@@ -7,15 +7,47 @@
 //! question without a readable template falls back to the expert
 //! solution's Final Answer object (the contract filled in).
 
-use earthverse_answer_units::{normalize_key, parse_answer, solution_final_answer};
+use earthverse_answer_units::{
+    key_meaning_words, normalize_key, parse_answer, solution_final_answer,
+};
 use serde_json::{Map, Value};
 
 /// The answer contract of a task: its JSON template, else the expert
 /// solution's Final Answer object; `None` when neither is an object.
+///
+/// An empty list in the template (`"mechanism_chain": []`) takes its
+/// element shape from the same field of the solution's Final Answer, when
+/// that holds one; an empty object stays free-form.
 pub fn answer_contract(question: &str, solution: &str) -> Option<Value> {
-    template(question)
-        .or_else(|| solution_final_answer(solution))
-        .filter(Value::is_object)
+    let filled = solution_final_answer(solution);
+    match template(question) {
+        Some(mut t) => {
+            if let Some(f) = &filled {
+                fill_empty_lists(&mut t, f);
+            }
+            Some(t)
+        }
+        None => filled,
+    }
+    .filter(Value::is_object)
+}
+
+fn fill_empty_lists(template: &mut Value, filled: &Value) {
+    match (template, filled) {
+        (Value::Object(t), Value::Object(f)) => {
+            for (k, v) in t.iter_mut() {
+                if let Some(fv) = f.get(k) {
+                    fill_empty_lists(v, fv);
+                }
+            }
+        }
+        (t @ Value::Array(_), Value::Array(f)) if t.as_array().is_some_and(Vec::is_empty) => {
+            if let Some(first) = f.first() {
+                *t = Value::Array(vec![first.clone()]);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// The last fenced JSON block of the question that reads as an object.
@@ -133,12 +165,14 @@ pub fn check_contract(contract: &Value, answer: &Value) -> Vec<ContractBreach> {
         });
         return out;
     };
-    if is_tool_call(&obj) {
-        out.push(ContractBreach {
-            path: "(root)".into(),
-            problem: BreachKind::CodeInsteadOfAnswer,
-        });
-        return out;
+    if contract.get("code").is_none() || is_tool_call(answer) {
+        if is_tool_call(&obj) || is_tool_call(answer) {
+            out.push(ContractBreach {
+                path: "(root)".into(),
+                problem: BreachKind::CodeInsteadOfAnswer,
+            });
+            return out;
+        }
     }
     walk(contract, &obj, "", &mut out);
     out
@@ -156,12 +190,16 @@ fn looks_like_code(answer: &Value) -> bool {
         || (t.contains("\"arguments\"") && t.contains("\"name\""))
 }
 
+/// A tool call (`{"name", "arguments": {"code"}}`) or a pending code
+/// call (`{"code": "import ..."}`) recorded as the answer.
 fn is_tool_call(obj: &Value) -> bool {
+    const CALL_KEYS: &[&str] = &["name", "arguments", "code", "language", "tool", "timeout"];
     obj.as_object().is_some_and(|m| {
-        m.contains_key("arguments")
-            && m.contains_key("name")
-            && m.len() <= 3
-            && m.get("arguments").is_some_and(|a| a.get("code").is_some())
+        let code = m
+            .get("code")
+            .or_else(|| m.get("arguments").and_then(|a| a.get("code")))
+            .and_then(Value::as_str);
+        code.is_some() && m.keys().all(|k| CALL_KEYS.contains(&k.as_str()))
     })
 }
 
@@ -201,6 +239,18 @@ fn is_placeholder(v: &Value) -> bool {
                 "tbd" | "todo" | "..." | "…" | "placeholder" | "<value>"
             )
     })
+}
+
+/// Text where a number is asked: no digit at all, or three words or
+/// more around a number that does not read as one (`about 1.2 million
+/// people`); `35.5`, `35.5 C`, `12 %` are numbers.
+fn is_prose(s: &str) -> bool {
+    let t = s.trim();
+    if !t.chars().any(|c| c.is_ascii_digit()) {
+        return true;
+    }
+    let bare = t.trim_end_matches(['%', ' ']).replace(',', "");
+    bare.parse::<f64>().is_err() && t.split_whitespace().count() >= 3
 }
 
 fn is_empty(v: &Value) -> bool {
@@ -246,8 +296,20 @@ fn walk(template: &Value, answer: &Value, path: &str, out: &mut Vec<ContractBrea
             let norm = |k: &str| normalize_key(k);
             let answer_keys: Vec<String> = amap.keys().map(|k| norm(k)).collect();
             let template_keys: Vec<String> = keys.iter().map(|k| norm(k)).collect();
-            let extra = answer_keys.iter().any(|k| !template_keys.contains(k));
+            // Unknown keys of the answer at this level, by their meaning
+            // words: a missing key that shares one with an unknown key was
+            // renamed, any other missing key is absent.
+            let extras: Vec<Vec<String>> = amap
+                .keys()
+                .zip(&answer_keys)
+                .filter(|(_, n)| !template_keys.contains(n))
+                .map(|(k, _)| key_meaning_words(k))
+                .collect();
             for (key, tnorm) in keys.iter().zip(&template_keys) {
+                let words = key_meaning_words(key);
+                let extra = extras
+                    .iter()
+                    .any(|e| e.iter().any(|w| w.len() > 3 && words.contains(w)));
                 let child = join(path, key);
                 let found = amap.iter().find(|(k, _)| &norm(k) == tnorm).map(|(_, v)| v);
                 match found {
@@ -308,10 +370,7 @@ fn walk(template: &Value, answer: &Value, path: &str, out: &mut Vec<ContractBrea
                     problem: BreachKind::WrongType,
                 });
             } else if wants_number(scalar)
-                && (answer.is_boolean()
-                    || answer
-                        .as_str()
-                        .is_some_and(|s| !s.chars().any(|c| c.is_ascii_digit())))
+                && (answer.is_boolean() || answer.as_str().is_some_and(is_prose))
             {
                 out.push(ContractBreach {
                     path: at(path),
@@ -338,26 +397,31 @@ mod tests {
 
     #[test]
     fn breaches_are_named() {
-        let t = json!({"src": {"event_report": "<path>"}, "n": "<number>", "w": "<string>", "lst": ["<x>"]});
-        let a = json!({"src": ["a.json"], "n": "many", "w": {"start": 1}, "lst": "x"});
+        let t = json!({"source_paths": {"event_report": "<path>"}, "n": "<number>", "w": "<string>", "lst": ["<x>"]});
+        let a = json!({"source_paths": ["a.json"], "n": "many", "w": {"start": 1}, "lst": "x"});
         let kinds: Vec<_> = check_contract(&t, &a)
             .into_iter()
             .map(|b| b.problem)
             .collect();
         assert_eq!(kinds, vec![BreachKind::WrongType; 4]);
-        let renamed = check_contract(&t, &json!({"source": {}, "n": 1, "w": "x", "lst": []}));
+        let renamed = check_contract(&t, &json!({"paths": {}, "n": 1, "w": "x", "lst": ["y"]}));
         assert_eq!(renamed[0].problem, BreachKind::WrongKey);
-        let absent = check_contract(
+        let absent = check_contract(&t, &json!({"notes": "x", "n": 1, "w": "x", "lst": ["y"]}));
+        assert_eq!(absent[0].problem, BreachKind::Absent);
+        let placeholder = check_contract(
             &t,
-            &json!({"n": "<number>", "w": "x", "lst": [], "src": {"event_report": "p"}}),
+            &json!({"n": "<number>", "w": "x", "lst": ["y"], "source_paths": {"event_report": "p"}}),
         );
-        assert_eq!(absent[0].problem, BreachKind::Placeholder);
+        assert_eq!(placeholder[0].problem, BreachKind::Placeholder);
+        let prose = check_contract(
+            &t,
+            &json!({"n": "about 1.2 million people", "w": "x", "lst": ["y"], "source_paths": {"event_report": "p"}}),
+        );
+        assert_eq!(prose[0].problem, BreachKind::WrongType);
         let code = check_contract(&t, &json!("import json\nprint(1)"));
         assert_eq!(code[0].problem, BreachKind::CodeInsteadOfAnswer);
-        assert!(check_contract(
-            &t,
-            &json!({"src": {"event_report": "p"}, "n": 3, "w": "x", "lst": ["y"]})
-        )
-        .is_empty());
+        let fine =
+            json!({"source_paths": {"event_report": "p"}, "n": "35.5 C", "w": "x", "lst": ["y"]});
+        assert!(check_contract(&t, &fine).is_empty());
     }
 }

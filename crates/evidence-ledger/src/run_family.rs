@@ -12,15 +12,16 @@
 //! ## Rules (general; none names a task, system or key)
 //! - **budget exhaustion**: the run ended on its turn or time budget
 //!   (`round_limit`, `research_time_limit` and their `_fallback` forms;
-//!   App. C.2). Evidence: the last step.
+//!   App. C.2). Evidence: the last step (0 when there was none).
 //! - **premature stopping**: the model finalised with budget left
 //!   (fewer turns than the budget) and either read none of the reference
 //!   analysis' files (when they are known) or left at least half of the
 //!   contract's leaves absent, empty or placeholders, or made no tool call.
-//!   Evidence: the last step.
+//!   Evidence: the last step (0, the prompt, when there was none).
 //! - **tool failure**: a failed call whose line of work was abandoned: no
-//!   later call of the same tool on the same target (the `path` argument,
-//!   else any target) succeeded. Evidence: those steps.
+//!   later call of the same tool succeeded (a failed read of a guessed
+//!   path followed by a good read is a recovered error, not a failure).
+//!   Evidence: those steps.
 //! - **failed recovery**: the run saw the expected value of a unit and
 //!   replaced it by a wrong one (the claim's [`Replaced`](crate::Replaced)
 //!   values), or its last call failed and it finalised right after.
@@ -35,7 +36,9 @@
 //! - **numeric error**: a counted numeric unit with a wrong number (unit
 //!   families arithmetic, wrong source, window, rounding, unsupported,
 //!   other). Evidence: the claims' source steps.
-//! - **label error**: a counted unit with [`ErrorFamily::LabelMismatch`].
+//! - **label error**: a counted unit with [`ErrorFamily::LabelMismatch`]
+//!   whose expected value is a canonical identifier (no whitespace) or a
+//!   boolean; wrong free text is not carried up as a label error.
 //! - **unit error**: a counted unit with [`ErrorFamily::UnitOrScale`].
 //!
 //! ## Primary family
@@ -230,7 +233,7 @@ pub fn diagnose_run(facts: &RunFacts<'_>) -> RunDiagnosis {
     if facts.termination == Termination::Budget {
         hits.push(hit(
             RunFamily::BudgetExhaustion,
-            last_step.into_iter().collect(),
+            vec![last_step.unwrap_or(0)],
             vec![format!("rounds {}", facts.rounds.unwrap_or(0))],
         ));
     }
@@ -264,9 +267,10 @@ pub fn diagnose_run(facts: &RunFacts<'_>) -> RunDiagnosis {
             why.push(format!("{unfilled} of {leaves} contract fields unfilled"));
         }
         if !why.is_empty() {
+            // A run with no tool call finalised at the prompt (step 0).
             hits.push(hit(
                 RunFamily::PrematureStop,
-                last_step.into_iter().collect(),
+                vec![last_step.unwrap_or(0)],
                 why,
             ));
         }
@@ -278,11 +282,9 @@ pub fn diagnose_run(facts: &RunFacts<'_>) -> RunDiagnosis {
         .enumerate()
         .filter(|(i, s)| {
             !s.ok
-                && !facts.steps[i + 1..].iter().any(|later| {
-                    later.ok
-                        && later.tool == s.tool
-                        && (s.target.is_none() || later.target == s.target)
-                })
+                && !facts.steps[i + 1..]
+                    .iter()
+                    .any(|later| later.ok && later.tool == s.tool)
         })
         .map(|(_, s)| s.step)
         .collect();
@@ -352,9 +354,7 @@ pub fn diagnose_run(facts: &RunFacts<'_>) -> RunDiagnosis {
             RunFamily::NumericError,
             numeric_unit_family as fn(&Claim) -> bool,
         ),
-        (RunFamily::LabelError, |c: &Claim| {
-            c.error_family == Some(ErrorFamily::LabelMismatch)
-        }),
+        (RunFamily::LabelError, label_unit_family),
         (RunFamily::UnitError, |c: &Claim| {
             c.error_family == Some(ErrorFamily::UnitOrScale)
         }),
@@ -396,6 +396,18 @@ fn numeric_unit_family(c: &Claim) -> bool {
                     | ErrorFamily::Other
             )
         )
+}
+
+/// A counted label unit with a wrong label: the expected value is a
+/// canonical identifier (no whitespace) or a boolean decision. Free text
+/// (a sentence the matcher reads by presence) is not carried up.
+fn label_unit_family(c: &Claim) -> bool {
+    c.error_family == Some(ErrorFamily::LabelMismatch)
+        && match &c.expected {
+            Value::Bool(_) => true,
+            Value::String(s) => !s.trim().contains(char::is_whitespace),
+            _ => false,
+        }
 }
 
 fn count_leaves(v: &Value) -> usize {
