@@ -165,14 +165,13 @@ pub fn check_contract(contract: &Value, answer: &Value) -> Vec<ContractBreach> {
         });
         return out;
     };
-    if contract.get("code").is_none() || is_tool_call(answer) {
-        if is_tool_call(&obj) || is_tool_call(answer) {
-            out.push(ContractBreach {
-                path: "(root)".into(),
-                problem: BreachKind::CodeInsteadOfAnswer,
-            });
-            return out;
-        }
+    // A code call is the answer only when the contract asks for `code`.
+    if is_tool_call(answer) || (contract.get("code").is_none() && is_tool_call(&obj)) {
+        out.push(ContractBreach {
+            path: "(root)".into(),
+            problem: BreachKind::CodeInsteadOfAnswer,
+        });
+        return out;
     }
     walk(contract, &obj, "", &mut out);
     out
@@ -364,13 +363,10 @@ fn walk(template: &Value, answer: &Value, path: &str, out: &mut Vec<ContractBrea
                     path: at(path),
                     problem: BreachKind::Absent,
                 });
-            } else if answer.is_object() || answer.is_array() {
-                out.push(ContractBreach {
-                    path: at(path),
-                    problem: BreachKind::WrongType,
-                });
-            } else if wants_number(scalar)
-                && (answer.is_boolean() || answer.as_str().is_some_and(is_prose))
+            } else if answer.is_object()
+                || answer.is_array()
+                || (wants_number(scalar)
+                    && (answer.is_boolean() || answer.as_str().is_some_and(is_prose)))
             {
                 out.push(ContractBreach {
                     path: at(path),
