@@ -166,3 +166,59 @@ fn short(f: RunFamily) -> &'static str {
         RunFamily::UnitError => "unit",
     }
 }
+
+/// Figs. 8–10's data for the HTML report: every run under `runs_dir`
+/// whose task `root` holds, diagnosed.
+pub fn report_figures(
+    root: &std::path::Path,
+    runs_dir: &std::path::Path,
+) -> anyhow::Result<earthverse_report::families::FamilyFigures> {
+    use anyhow::Context;
+    use earthverse_report::families::{FamilyEffectRow, FamilyFigures, FamilyRunRow};
+    use rayon::prelude::*;
+    let release = earthverse_package_model::Release::load(root)
+        .with_context(|| format!("loading release {}", root.display()))?;
+    let tasks = earthverse_rubric_judge::load_tasks(root)
+        .with_context(|| format!("loading tasks of {}", root.display()))?;
+    let references = super::evidence::task_references(&release);
+    let runs = earthverse_rubric_judge::find_runs(runs_dir)
+        .with_context(|| format!("reading runs under {}", runs_dir.display()))?;
+    let family_runs: Vec<FamilyRun> = runs
+        .par_iter()
+        .filter_map(|rf| {
+            let task = tasks.get(&rf.run.task_id)?;
+            let refs = references
+                .get(rf.run.task_id.as_str())
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let ctx = earthverse_rubric_judge::scoring_context(task);
+            let ev = super::evidence::run_evidence(task, &ctx, refs, &rf.run, false);
+            Some(family_run(task, &rf.run, &ev))
+        })
+        .collect();
+    let effects = family_effects(&family_runs, &BootstrapConfig::default())?;
+    Ok(FamilyFigures {
+        runs: family_runs
+            .iter()
+            .map(|r| FamilyRunRow {
+                system: r.system.clone(),
+                system_family: r.system_family.as_str().to_owned(),
+                core: r.core,
+                primary: r.diagnosis.primary,
+                families: r.diagnosis.families.iter().map(|h| h.family).collect(),
+            })
+            .collect(),
+        effects: effects
+            .into_iter()
+            .map(|e| FamilyEffectRow {
+                family: e.family,
+                runs_with: e.runs_with,
+                delta: e.delta,
+            })
+            .collect(),
+        co_occurrences: co_occurrences(&family_runs, 3)
+            .into_iter()
+            .take(8)
+            .collect(),
+    })
+}
