@@ -417,3 +417,155 @@ fn count_leaves(v: &Value) -> usize {
         _ => 1,
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::model::{ClaimStatus, Replaced};
+    use serde_json::json;
+
+    fn step(step: u64, tool: &str, ok: bool, file: &str) -> StepFact {
+        StepFact {
+            step,
+            tool: tool.into(),
+            ok,
+            target: (!file.is_empty()).then(|| file.to_owned()),
+            files: if file.is_empty() {
+                Vec::new()
+            } else {
+                vec![file.to_owned()]
+            },
+        }
+    }
+
+    fn claim(unit: &str, expected: Value, value: Value, family: Option<ErrorFamily>) -> Claim {
+        Claim {
+            unit: unit.into(),
+            value: Some(value),
+            expected,
+            status: ClaimStatus::Computed,
+            satisfied: family.is_none(),
+            counted: true,
+            strength: None,
+            source: None,
+            error_family: family,
+            replaced: Vec::new(),
+        }
+    }
+
+    fn diagnose(
+        steps: &[StepFact],
+        termination: Termination,
+        answer: &Value,
+        claims: &[Claim],
+    ) -> RunDiagnosis {
+        let contract = json!({"peak_c": "<number>", "label": "<label>"});
+        let reference = vec!["data/a.json".to_owned()];
+        diagnose_run(&RunFacts {
+            steps,
+            termination,
+            rounds: Some(steps.len() as u64 + 1),
+            turn_budget: PAPER_TURN_BUDGET,
+            answer,
+            contract: Some(&contract),
+            claims,
+            reference_files: &reference,
+        })
+    }
+
+    #[test]
+    fn a_clean_run_has_no_family() {
+        let steps = [step(1, "read_text_file", true, "data/a.json")];
+        let answer = json!({"peak_c": 41.4, "label": "hot"});
+        let d = diagnose(&steps, Termination::Final, &answer, &[]);
+        assert_eq!(d, RunDiagnosis::default());
+    }
+
+    #[test]
+    fn loop_failures_come_first_with_their_steps() {
+        // Failed read of a guessed path, recovered by a good read: no failure.
+        let recovered = [
+            step(1, "read_text_file", false, "data/guess.json"),
+            step(2, "read_text_file", true, "data/a.json"),
+        ];
+        let answer = json!({"peak_c": 41.4, "label": "hot"});
+        let d = diagnose(&recovered, Termination::Final, &answer, &[]);
+        assert!(!d.has(RunFamily::ToolFailure), "{d:?}");
+
+        // Python failed and was never run again, then a wrong number.
+        let abandoned = [
+            step(1, "read_text_file", true, "data/a.json"),
+            step(2, "python_exec", false, ""),
+            step(3, "read_text_file", true, "data/a.json"),
+        ];
+        let wrong = [claim(
+            "peak_c",
+            json!(41.4),
+            json!(38.0),
+            Some(ErrorFamily::Arithmetic),
+        )];
+        let answer = json!({"peak_c": 38.0, "label": "hot"});
+        let d = diagnose(&abandoned, Termination::Final, &answer, &wrong);
+        assert_eq!(d.primary, Some(RunFamily::ToolFailure));
+        assert_eq!(d.families[0].steps, vec![2]);
+        assert!(d.has(RunFamily::NumericError));
+
+        // The budget ran out: primary whatever else happened.
+        let d = diagnose(&abandoned, Termination::Budget, &answer, &wrong);
+        assert_eq!(d.primary, Some(RunFamily::BudgetExhaustion));
+        assert_eq!(d.families[0].steps, vec![3]);
+    }
+
+    #[test]
+    fn premature_stop_and_failed_recovery() {
+        // Finalised without reading the reference file, fields unfilled.
+        let steps = [step(1, "list_package_files", true, "")];
+        let answer = json!({"peak_c": "<number>"});
+        let d = diagnose(&steps, Termination::Final, &answer, &[]);
+        assert_eq!(d.primary, Some(RunFamily::PrematureStop));
+        assert!(d.has(RunFamily::SchemaError) && d.has(RunFamily::MissingOutput));
+
+        // The right value was printed at step 2 and replaced.
+        let mut c = claim(
+            "peak_c",
+            json!(41.4),
+            json!(38.0),
+            Some(ErrorFamily::Arithmetic),
+        );
+        c.replaced = vec![Replaced {
+            step: 2,
+            value: 41.4,
+        }];
+        let steps = [
+            step(1, "read_text_file", true, "data/a.json"),
+            step(2, "python_exec", true, "data/a.json"),
+        ];
+        let answer = json!({"peak_c": 38.0, "label": "hot"});
+        let d = diagnose(&steps, Termination::Final, &answer, &[c]);
+        assert_eq!(d.primary, Some(RunFamily::FailedRecovery));
+        assert_eq!(d.families[0].steps, vec![2]);
+    }
+
+    #[test]
+    fn labels_are_identifiers_not_sentences() {
+        let steps = [step(1, "read_text_file", true, "data/a.json")];
+        let answer = json!({"peak_c": 41.4, "label": "x"});
+        let sentence = claim(
+            "why",
+            json!("heat drove the losses"),
+            json!("x"),
+            Some(ErrorFamily::LabelMismatch),
+        );
+        let d = diagnose(&steps, Termination::Final, &answer, &[sentence]);
+        assert!(!d.has(RunFamily::LabelError));
+        let canonical = claim(
+            "label",
+            json!("compound_heat_drought"),
+            json!("x"),
+            Some(ErrorFamily::LabelMismatch),
+        );
+        let d = diagnose(&steps, Termination::Final, &answer, &[canonical]);
+        assert_eq!(d.primary, Some(RunFamily::LabelError));
+    }
+}
