@@ -1,7 +1,8 @@
 //! `earthverse review` in a real headless Chromium (Debian `chromium` and
 //! `chromium-driver`, driven over WebDriver with plain HTTP): label five
-//! units by clicking, kill the server, start it again, reload: the five
-//! are there; then `earthverse review agreement` prints its table.
+//! units by clicking (one with an error family picked) and score a rubric
+//! criterion, kill the server, start it again, reload: all are there;
+//! then `earthverse review agreement` prints its table.
 //!
 //! Without chromium or chromedriver the test says so and passes only
 //! outside CI; with `CI` set it fails (scripts/bootstrap.sh installs
@@ -267,10 +268,25 @@ async fn five_labels_survive_a_server_restart_in_headless_chromium() {
             "the family label",
         )
         .await;
+    // One rubric criterion scored: typed, then Enter commits it.
+    let points = driver.elements("tr.criterion input.points").await;
+    assert!(!points.is_empty(), "no rubric criteria on the page");
+    driver
+        .post(
+            &format!("/element/{}/value", points[0]),
+            json!({"text": "1\u{E007}"}),
+        )
+        .await;
+    driver
+        .wait_for(
+            "return document.getElementById('status').textContent.startsWith('saved 7')",
+            "the rubric label",
+        )
+        .await;
     drop(server); // killed: nothing but the label file remains
 
     let lines = std::fs::read_to_string(&labels).unwrap();
-    assert_eq!(lines.lines().count(), 6, "{lines}");
+    assert_eq!(lines.lines().count(), 7, "{lines}");
     for line in lines.lines() {
         let v: Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["reviewer"], "test-expert");
@@ -306,6 +322,13 @@ async fn five_labels_survive_a_server_restart_in_headless_chromium() {
         )
         .await;
     assert_eq!(family, json!(["arithmetic"]));
+    let scored = driver
+        .script(
+            "return Array.from(document.querySelectorAll('tr.criterion[data-saved]'))\
+             .map(r => r.querySelector('input').value)",
+        )
+        .await;
+    assert_eq!(scored, json!(["1"]));
     driver.call(reqwest::Method::DELETE, "", json!({})).await;
 
     // Agreement of the labels with the judges prints.
@@ -323,10 +346,18 @@ async fn five_labels_survive_a_server_restart_in_headless_chromium() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("6 labels by 1 reviewer(s)"), "{stdout}");
+    assert!(stdout.contains("7 labels by 1 reviewer(s)"), "{stdout}");
     let unit_row = stdout
         .lines()
         .find(|l| l.starts_with("unit ") && l.contains("deterministic judge"))
         .unwrap_or_else(|| panic!("{stdout}"));
     assert!(unit_row.split_whitespace().any(|w| w == "5"), "{unit_row}");
+    let rubric_row = stdout
+        .lines()
+        .find(|l| l.starts_with("rubric criterion"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        rubric_row.split_whitespace().any(|w| w == "1"),
+        "{rubric_row}"
+    );
 }
