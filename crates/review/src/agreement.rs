@@ -181,3 +181,125 @@ pub fn review_agreement(
     )?);
     Ok(out)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::sample::Stratum;
+    use crate::sheet::{ReviewCriterion, ReviewUnit};
+    use serde_json::{json, Value};
+
+    fn unit(path: &str, expected: Value, right: bool, family: Option<&str>) -> ReviewUnit {
+        ReviewUnit {
+            path: path.into(),
+            expected,
+            value: None,
+            status: "observed".into(),
+            source_step: None,
+            source_tool: None,
+            source_file: None,
+            excerpt: String::new(),
+            deterministic_correct: right,
+            ledger_family: family.map(str::to_owned),
+        }
+    }
+
+    fn label(task: &str, key: &str, correct: bool, family: Option<&str>) -> Label {
+        Label {
+            reviewer: "ana".into(),
+            time: "t".into(),
+            system: "s".into(),
+            task_id: task.into(),
+            target: Target::Unit,
+            key: key.into(),
+            correct: Some(correct),
+            family: family.map(str::to_owned),
+            points: None,
+        }
+    }
+
+    fn runs() -> BTreeMap<(String, String), ReviewRun> {
+        let run = |task: &str, judge: Vec<String>, ours: Vec<String>| ReviewRun {
+            system: "s".into(),
+            task_id: task.into(),
+            stratum: Stratum {
+                system_family: "hosted".into(),
+                core_band: "<40".into(),
+                capability: "x".into(),
+            },
+            question: String::new(),
+            final_answer: Value::Null,
+            units: vec![
+                unit("a", json!(1.0), true, None),
+                unit("b", json!(2.0), false, Some("arithmetic")),
+                unit("c", json!("x_y"), false, Some("label_mismatch")),
+            ],
+            criteria: vec![ReviewCriterion {
+                name: "c1".into(),
+                points_possible: 4.0,
+                description: String::new(),
+                deterministic_points: 4.0,
+            }],
+            steps: Vec::new(),
+            judge_critical_errors: judge,
+            our_families: ours,
+        };
+        [
+            run(
+                "T1",
+                vec!["numeric_value: b".into()],
+                vec!["numeric_error".into()],
+            ),
+            run("T2", vec![], vec!["label_error".into()]),
+        ]
+        .into_iter()
+        .map(|r| ((r.system.clone(), r.task_id.clone()), r))
+        .collect()
+    }
+
+    #[test]
+    fn the_expert_is_compared_with_every_judge() {
+        let labels = vec![
+            label("T1", "a", true, None),
+            label("T1", "b", false, Some("arithmetic")),
+            label("T1", "c", true, None),
+            label("T2", "a", true, None),
+            label("T2", "c", false, Some("label_mismatch")),
+            // a later label of the same item replaces the earlier one
+            label("T2", "a", false, Some("wrong_source")),
+        ];
+        let config = BootstrapConfig {
+            resamples: 200,
+            ..BootstrapConfig::default()
+        };
+        let rows = review_agreement(&labels, Path::new("l.jsonl"), &runs(), &config).unwrap();
+        let find = |level: &str, against: &str| {
+            rows.iter()
+                .find(|r| r.comparison.level == level && r.comparison.against == against)
+                .and_then(|r| r.agreement.clone())
+        };
+        // units: expert right,wrong,right,wrong,wrong vs judge right,wrong,wrong,right,wrong
+        let unit = find("unit", "deterministic judge").unwrap();
+        assert_eq!(unit.n, 5);
+        assert!((unit.raw.value.unwrap() - 0.6).abs() < 1e-12);
+        // families: arithmetic=arithmetic, label=label, wrong_source vs (none): 2 compared
+        let family = find("family", "ledger").unwrap();
+        assert_eq!(family.n, 2);
+        assert_eq!(family.raw.value, Some(1.0));
+        // numeric kind: the expert names it in T1 and T2 (wrong_source on a
+        // number); the judge in T1 only
+        let numeric = find("run kind: numeric", "published LLM judge").unwrap();
+        assert_eq!(numeric.n, 2);
+        assert_eq!(numeric.raw.value, Some(0.5));
+        let label_ours = find("run kind: label", "our run families").unwrap();
+        assert_eq!(label_ours.raw.value, Some(1.0));
+
+        let mut bad = labels.clone();
+        bad.push(label("T9", "a", true, None));
+        let err = review_agreement(&bad, Path::new("l.jsonl"), &runs(), &config)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("l.jsonl:7: unknown run s/T9"), "{err}");
+    }
+}

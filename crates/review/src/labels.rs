@@ -177,4 +177,25 @@ mod tests {
         let err = read_labels(&path).unwrap_err().to_string();
         assert!(err.contains("labels.jsonl:2:"), "{err}");
     }
+
+    #[test]
+    fn concurrent_writers_lose_no_line() {
+        // Two tabs (or two servers) clicking at once: every label lands
+        // whole on its own line.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.jsonl");
+        std::thread::scope(|s| {
+            for t in 0..6 {
+                let path = &path;
+                s.spawn(move || {
+                    for i in 0..40 {
+                        append_label(path, &label(&format!("t{t}-u{i}"), i % 2 == 0)).unwrap();
+                    }
+                });
+            }
+        });
+        let all = read_labels(&path).unwrap();
+        assert_eq!(all.len(), 240);
+        assert_eq!(latest_labels(&all).len(), 240);
+    }
 }

@@ -63,3 +63,48 @@ pub fn stratified_sample(candidates: &[Candidate], n: usize, seed: u64) -> Vec<C
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidates() -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for (family, n) in [("hosted", 30), ("open_weight", 5), ("agent_framework", 2)] {
+            for i in 0..n {
+                out.push(Candidate {
+                    system: format!("{family}-{}", i % 3),
+                    task_id: format!("T{i}"),
+                    stratum: Stratum {
+                        system_family: family.into(),
+                        core_band: if i % 2 == 0 { "<40" } else { ">=70" }.into(),
+                        capability: "x".into(),
+                    },
+                });
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn every_stratum_before_any_twice_and_order_free() {
+        let all = candidates();
+        let sample = stratified_sample(&all, 6, 2026);
+        // six strata (3 families x 2 bands): one run of each
+        let strata: std::collections::BTreeSet<_> = sample.iter().map(|c| &c.stratum).collect();
+        assert_eq!(strata.len(), 6);
+        let mut reversed = all.clone();
+        reversed.reverse();
+        assert_eq!(stratified_sample(&reversed, 6, 2026), sample);
+        assert_ne!(
+            stratified_sample(&all, 30, 7),
+            stratified_sample(&all, 30, 2026)
+        );
+        // never more than there are, never a run twice
+        let everything = stratified_sample(&all, 1_000, 1);
+        assert_eq!(everything.len(), all.len());
+        let ids: std::collections::BTreeSet<_> =
+            everything.iter().map(|c| (&c.system, &c.task_id)).collect();
+        assert_eq!(ids.len(), all.len());
+    }
+}
