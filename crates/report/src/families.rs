@@ -2,7 +2,7 @@
 //! the report needs (computed elsewhere: `rubric_judge::families`) and
 //! the three plots.
 
-use crate::{Error, Result};
+use crate::Result;
 use earthverse_evidence_ledger::RunFamily;
 use earthverse_stats_bootstrap::Estimate;
 use plotters::prelude::*;
@@ -55,16 +55,6 @@ const COLOURS: [RGBColor; 4] = [
     RGBColor(44, 160, 44),
     RGBColor(148, 103, 189),
 ];
-
-fn err(plot: &'static str) -> impl Fn(String) -> Error {
-    move |message| Error::Plot { plot, message }
-}
-
-macro_rules! tri {
-    ($plot:expr, $e:expr) => {
-        $e.map_err(|e| err($plot)(e.to_string()))?
-    };
-}
 
 /// Core band of Fig. 9.
 fn band(core: f64) -> usize {

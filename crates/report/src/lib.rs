@@ -34,6 +34,17 @@
 //! ```
 #![deny(missing_docs)]
 
+/// `?` for a plotters result inside a plot function: the error becomes
+/// [`Error::Plot`] naming the plot.
+macro_rules! tri {
+    ($plot:expr, $e:expr) => {
+        $e.map_err(|e| $crate::Error::Plot {
+            plot: $plot,
+            message: e.to_string(),
+        })?
+    };
+}
+
 mod error;
 pub mod families;
 mod html;
