@@ -158,6 +158,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     if reviewer.trim().is_empty() {
         bail!("review: --reviewer must name the reviewer");
     }
+    if args.sample == 0 {
+        bail!("review: --sample must be at least 1");
+    }
     // Refuse a label file that does not read before serving anything.
     let existing = read_labels(&labels)?;
     let inputs = inputs(&root, &runs_dir)?;
