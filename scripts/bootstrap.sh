@@ -2,10 +2,12 @@
 # Installs the system packages the build and tests need (idempotent).
 # GDAL 3.6 and NetCDF 4.9 from Debian; bubblewrap for the Python sandbox's
 # network namespace; Slurm and munge for the Slurm job-array test
-# (scripts/slurm-local.sh starts a one-node cluster). With --bench, also the benches' reference tools:
+# (scripts/slurm-local.sh starts a one-node cluster); Chromium and its
+# WebDriver (chromium-driver) for the expert review page's browser test
+# (crates/cli/tests/review_browser.rs) and the report check. With --bench, also the benches' reference tools:
 # ripgrep, gdal-bin, cdo and GNU time (benches/README.md).
 set -euo pipefail
-packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap slurm-wlm munge)
+packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap slurm-wlm munge chromium chromium-driver)
 if [ "${1:-}" = --bench ]; then
   packages+=(ripgrep gdal-bin cdo time)
 fi

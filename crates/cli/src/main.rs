@@ -49,6 +49,9 @@ enum Command {
     /// Run a controlled study from a manifest, and report it (App. A; Tables 3, 4, 6).
     #[command(subcommand)]
     Study(commands::study::StudyCommand),
+    /// Expert review page on 127.0.0.1 over a stratified sample of runs,
+    /// and agreement of the labels with every judge (§7).
+    Review(commands::review::Args),
 }
 
 /// Turns transparent huge pages off for this process. mimalloc asks for
@@ -110,6 +113,7 @@ fn main() -> ExitCode {
         Command::Study(cmd) => commands::study::run(cmd),
         Command::Oracle(args) => commands::oracle::run(args),
         Command::Perturb(args) => commands::perturb::run(args),
+        Command::Review(args) => commands::review::run(args),
     };
     match result {
         Ok(code) => code,

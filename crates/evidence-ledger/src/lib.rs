@@ -80,6 +80,15 @@
 //!    or place); from a search snippet → `other`;
 //! 8. `other` (a value only given by the prompt, no reference files known).
 //!
+//! ## Run-level families ([`RunFamily`])
+//! [`diagnose_run`] widens the diagnosis from units to runs (§D.2, Figs.
+//! 8–10): budget exhaustion, premature stopping, tool failure, failed
+//! recovery, schema errors against the task's [`answer_contract`],
+//! missing outputs, and the numeric, label and unit errors carried up
+//! from the claims; each with its evidence steps, one primary family by a
+//! documented precedence. [`judge_kinds`] reads the published judge's
+//! typed `critical_errors` prefixes for comparison ([`ErrorKind`]).
+//!
 //! ```
 //! use earthverse_answer_units::{score_answer, ScoringContext};
 //! use earthverse_evidence_ledger::{ClaimStatus, ErrorFamily, Observation, ObservationKind, TraceIndex};
@@ -104,17 +113,26 @@
 //! ```
 #![deny(missing_docs)]
 
+mod contract;
 mod family;
 mod files;
+mod judge_kind;
 mod model;
+mod run_family;
 mod summary;
 mod trace;
 
+pub use contract::{answer_contract, answer_object, check_contract, BreachKind, ContractBreach};
 pub use earthverse_answer_units::UnitLedgerEntry;
 pub use files::reference_files;
+pub use judge_kind::{diagnosed_kinds, judge_kind, judge_kinds, ErrorKind};
 pub use model::{
     Claim, ClaimStatus, ErrorFamily, Observation, ObservationKind, Replaced, RunLedger, Source,
     Strength,
+};
+pub use run_family::{
+    diagnose_run, FamilyHit, RunDiagnosis, RunFacts, RunFamily, StepFact, Termination,
+    PAPER_TURN_BUDGET,
 };
 pub use summary::{summarize, SystemSummary};
 pub use trace::{same_file, TraceIndex, SMALL_INTEGER_LIMIT};

@@ -6,7 +6,8 @@
 
 use earthverse_answer_units::{score_answer, ScoringContext, UnitKind, UnitLedgerEntry};
 use earthverse_evidence_ledger::{
-    build_ledger, ClaimStatus, Observation, ObservationKind, TraceIndex,
+    build_ledger, diagnose_run, ClaimStatus, Observation, ObservationKind, RunFacts, RunFamily,
+    StepFact, Termination, TraceIndex,
 };
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -209,5 +210,73 @@ proptest! {
             prop_assert_eq!(c.status, ClaimStatus::Unsupported, "{:?}", c);
             prop_assert!(c.source.is_none());
         }
+    }
+}
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        (-1.0e6f64..1.0e6).prop_map(|x| json!(x)),
+        "[a-z<> _0-9.]{0,12}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z_]{1,6}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// Any answer against any contract, any steps and claims: the
+    /// diagnosis never panics, families come once each in precedence
+    /// order, the primary is the first, and every loop failure and carried
+    /// unit error names what triggered it.
+    #[test]
+    fn run_diagnosis_never_panics(
+        question in any_text(),
+        contract in json_value(),
+        answer in json_value(),
+        steps in prop::collection::vec(("[a-z_]{1,8}", any::<bool>(), prop::option::of("[a-z/.]{1,10}")), 0..6),
+        budget in any::<bool>(),
+        units in prop::collection::vec(entry(), 0..6),
+    ) {
+        let _ = earthverse_evidence_ledger::answer_contract(&question, &question);
+        let steps: Vec<StepFact> = steps
+            .into_iter()
+            .enumerate()
+            .map(|(i, (tool, ok, target))| StepFact {
+                step: i as u64 + 1,
+                tool,
+                ok,
+                files: target.iter().cloned().collect(),
+                target,
+            })
+            .collect();
+        let ledger = build_ledger(&question, &[], &[], &units, &[]);
+        let d = diagnose_run(&RunFacts {
+            steps: &steps,
+            termination: if budget { Termination::Budget } else { Termination::Final },
+            rounds: Some(steps.len() as u64),
+            turn_budget: 48,
+            answer: &answer,
+            contract: Some(&contract),
+            claims: &ledger.claims,
+            reference_files: &[],
+        });
+        prop_assert_eq!(d.primary, d.families.first().map(|h| h.family));
+        prop_assert!(d.families.windows(2).all(|w| w[0].family < w[1].family));
+        for h in &d.families {
+            if h.family.is_loop_failure() {
+                prop_assert!(!h.steps.is_empty());
+            } else {
+                prop_assert!(!h.detail.is_empty());
+            }
+        }
+        prop_assert_eq!(d.has(RunFamily::BudgetExhaustion), budget);
     }
 }

@@ -77,6 +77,8 @@ pub struct ReportInput {
     pub bootstrap: BootstrapConfig,
     /// List prices in USD per million tokens for the cost table.
     pub prices_usd_per_m: BTreeMap<String, f64>,
+    /// Run-level failure families for Figs. 8–10, when computed.
+    pub families: Option<crate::families::FamilyFigures>,
 }
 
 impl ReportInput {
@@ -89,6 +91,7 @@ impl ReportInput {
             details: Vec::new(),
             bootstrap: BootstrapConfig::default(),
             prices_usd_per_m: BTreeMap::new(),
+            families: None,
         }
     }
 }
@@ -123,6 +126,44 @@ td.x{text-align:left;font-family:monospace;font-size:11px;max-width:420px}";
 
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))
+}
+
+/// Figs. 8–10: three sections from the run-level families.
+fn families_sections(page: &mut String, f: &crate::families::FamilyFigures) -> Result<()> {
+    use crate::families::{fig10, fig8, fig9};
+    let _ = writeln!(
+        page,
+        "<section id=\"fig8\"><h2>Diagnosed failure families by system family (Fig. 8)</h2>\
+         <p>Run-level families of <code>earthverse-evidence-ledger</code> (issue #48): loop \
+         failures (budget exhaustion, premature stop, tool failure, failed recovery), the \
+         answer contract (schema, missing output) and unit-level errors carried up.</p>\
+         <figure>{}</figure></section>\n\
+         <section id=\"fig9\"><h2>System family, primary failure family and Core band (Fig. 9)</h2>\
+         <figure>{}</figure></section>\n\
+         <section id=\"fig10\"><h2>Within-system Core differences (Fig. 10)</h2>\
+         <p>Runs with the family minus the same system's runs without it; percentile 95% \
+         bootstrap intervals over the runs with it. Red: loop failures.</p>{}",
+        fig8(&f.runs)?,
+        fig9(&f.runs)?,
+        if f.effects.iter().any(|e| e.delta.value.is_some()) {
+            format!("<figure>{}</figure>", fig10(&f.effects)?)
+        } else {
+            "<p>No family is found in some but not all runs of a system: no \
+             within-system difference to show.</p>"
+                .to_owned()
+        }
+    );
+    page.push_str("<table><tr><th>Families found together</th><th>Runs</th><th>Lift</th></tr>");
+    for (a, b, n, lift) in &f.co_occurrences {
+        let _ = write!(
+            page,
+            "<tr><td>{} + {}</td><td>{n}</td><td>{lift:.2}</td></tr>",
+            a.as_str(),
+            b.as_str()
+        );
+    }
+    page.push_str("</table></section>\n");
+    Ok(())
 }
 
 /// Renders the whole page.
@@ -165,7 +206,8 @@ pub fn render_html(input: &ReportInput) -> Result<String> {
          <nav><a href=\"#leaderboard\">Leaderboard</a><a href=\"#landscape\">Landscape</a>\
          <a href=\"#capabilities\">Capabilities</a><a href=\"#slices\">Slices</a>\
          <a href=\"#forest\">Paired ΔCore</a><a href=\"#distribution\">Distribution</a>\
-         <a href=\"#evidence\">Evidence</a><a href=\"#cost\">Cost</a>\
+         <a href=\"#evidence\">Evidence</a><a href=\"#fig8\">Failure families</a>\
+         <a href=\"#cost\">Cost</a>\
          <a href=\"#drilldown\">Tasks</a></nav>\n",
         title = escape(&input.title),
         src = if input.source.is_empty() {
@@ -218,6 +260,9 @@ pub fn render_html(input: &ReportInput) -> Result<String> {
          <figure>{}</figure></section>",
         plots::distribution(&per_system)?
     );
+    if let Some(f) = &input.families {
+        families_sections(&mut page, f)?;
+    }
     page.push_str("<section id=\"cost\"><h2>Evaluation cost (Table 11)</h2>");
     if costs.is_empty() {
         page.push_str("<p>No run carries a cost and no price list was given.</p>");

@@ -6,7 +6,8 @@
 //! slices, a forest plot of paired ΔCore with 95% bootstrap intervals
 //! (App. C.5), the distribution of task Core per system (Fig. 8), the cost
 //! table (Table 11) when costs are known, and a per-task drill-down with the
-//! unit and rubric ledgers when the records carry them. The study report
+//! unit and rubric ledgers when the records carry them, and, when given
+//! run-level failure families ([`families::FamilyFigures`]), Figs. 8–10. The study report
 //! of `earthverse study report` (`earthverse-study`'s `StudyReport`) renders
 //! as text tables and as its own page ([`render_study_text`],
 //! [`render_study_html`]).
@@ -33,7 +34,19 @@
 //! ```
 #![deny(missing_docs)]
 
+/// `?` for a plotters result inside a plot function: the error becomes
+/// [`Error::Plot`] naming the plot.
+macro_rules! tri {
+    ($plot:expr, $e:expr) => {
+        $e.map_err(|e| $crate::Error::Plot {
+            plot: $plot,
+            message: e.to_string(),
+        })?
+    };
+}
+
 mod error;
+pub mod families;
 mod html;
 pub mod plots;
 mod study;

@@ -1,6 +1,6 @@
 //! The report's SVG plots, drawn with `plotters`' SVG backend.
 
-use crate::{Error, Result};
+use crate::Result;
 use earthverse_stats_bootstrap::{LeaderboardRow, PairedDelta, SliceTable};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -9,16 +9,6 @@ const FONT: &str = "sans-serif";
 const MARK: RGBColor = RGBColor(31, 119, 180);
 const ACCENT: RGBColor = RGBColor(214, 39, 40);
 const GREY: RGBColor = RGBColor(120, 120, 120);
-
-fn plot_err(plot: &'static str) -> impl Fn(String) -> Error {
-    move |message| Error::Plot { plot, message }
-}
-
-macro_rules! tri {
-    ($plot:expr, $e:expr) => {
-        $e.map_err(|e| plot_err($plot)(e.to_string()))?
-    };
-}
 
 /// Height of a plot with one band per row.
 fn band_height(rows: usize) -> u32 {

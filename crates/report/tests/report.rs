@@ -141,3 +141,61 @@ fn claims_give_family_tables_and_a_page_per_run() {
     assert!(page.contains("Hot days: 4") && page.contains("arithmetic"));
     assert!(page.contains("&quot;hot_days&quot;:4"));
 }
+
+#[test]
+fn failure_families_draw_figures_8_to_10() {
+    use earthverse_evidence_ledger::RunFamily;
+    use earthverse_report::families::{FamilyEffectRow, FamilyFigures, FamilyRunRow};
+    use earthverse_stats_bootstrap::Estimate;
+    let mut input = ReportInput::new("families");
+    let mut runs = Vec::new();
+    for (i, (family, core)) in [
+        (Some(RunFamily::BudgetExhaustion), 10.0),
+        (Some(RunFamily::NumericError), 60.0),
+        (None, 95.0),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let task = format!("T{i}");
+        input
+            .outcomes
+            .push(TaskOutcome::from_judgment("alpha", &task, 100.0, core, core).unwrap());
+        runs.push(FamilyRunRow {
+            system: "alpha".into(),
+            system_family: "hosted".into(),
+            core,
+            primary: family,
+            families: family.into_iter().collect(),
+        });
+    }
+    input.families = Some(FamilyFigures {
+        runs,
+        effects: vec![FamilyEffectRow {
+            family: RunFamily::BudgetExhaustion,
+            runs_with: 1,
+            delta: Estimate {
+                value: Some(-67.5),
+                ci_low: Some(-67.5),
+                ci_high: Some(-67.5),
+            },
+        }],
+        co_occurrences: vec![(RunFamily::BudgetExhaustion, RunFamily::NumericError, 1, 1.5)],
+    });
+    let html = render_html(&input).unwrap();
+    let fig8 = section(&html, "fig8");
+    // one bar per family with runs: budget and numeric
+    assert!(fig8.contains("hosted (n=3, mean Core 55.0)"), "{fig8}");
+    let fig9 = section(&html, "fig9");
+    for row in [
+        "hosted → budget_exhaustion",
+        "hosted → numeric_error",
+        "hosted → no failure found",
+    ] {
+        assert!(fig9.contains(row), "{row}");
+    }
+    let fig10 = section(&html, "fig10");
+    assert_eq!(fig10.matches("<circle").count(), 1);
+    assert!(fig10.contains("budget_exhaustion (n=1)"));
+    assert!(fig10.contains("<td>budget_exhaustion + numeric_error</td><td>1</td><td>1.50</td>"));
+}

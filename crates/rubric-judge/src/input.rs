@@ -85,6 +85,9 @@ pub struct RunContext {
     pub figures: TrajectoryFigures,
     /// Published scores stored in a recorded run (`scores`), if any.
     pub published_scores: Option<RunScores>,
+    /// The published judge's `critical_errors` (`judge_rationale`), if
+    /// the record carries them (the release's recorded runs do).
+    pub published_critical_errors: Vec<String>,
 }
 
 /// A tool call's text field: a string as is, an object's `text` string,
@@ -295,6 +298,17 @@ impl RunContext {
             })
             .collect();
         let published_scores = (run.scores != RunScores::default()).then_some(run.scores);
+        let published_critical_errors = run
+            .judge_rationale
+            .as_ref()
+            .and_then(|r| r.get("critical_errors"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|e| e.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
         Ok(RunContext {
             task_id: run.task_id,
             system: run.model_id,
@@ -306,6 +320,7 @@ impl RunContext {
             unsupported_or_unresolved: run.unsupported_or_unresolved,
             figures,
             published_scores,
+            published_critical_errors,
         })
     }
 

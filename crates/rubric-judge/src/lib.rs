@@ -24,6 +24,7 @@ mod cache;
 mod deterministic;
 mod error;
 pub mod evidence;
+pub mod families;
 mod input;
 mod judge;
 mod llm;

@@ -7,7 +7,8 @@
 //! and paired bootstrap 95% intervals of score differences (App. C.5: 5,000
 //! resamples, seed 2026, ChaCha20, percentile intervals), with every pair of
 //! many systems read from one shared resample matrix, and pairwise win /
-//! tie / loss shares with opponent balancing (Fig. 7).
+//! tie / loss shares with opponent balancing (Fig. 7), and agreement of
+//! two raters (Cohen's κ, raw agreement, recall, with bootstrap intervals).
 //!
 //! Pure: no IO, no async; randomness only from a seeded ChaCha20 RNG.
 //!
@@ -36,12 +37,14 @@
 //! ```
 #![deny(missing_docs)]
 
+mod agreement;
 mod bootstrap;
 mod error;
 mod leaderboard;
 mod outcome;
 mod pairwise;
 
+pub use agreement::{agreement, binary_agreement, Agreement, BinaryAgreement, Estimate};
 pub use bootstrap::{
     all_pairs, compare, pairs_of, percentile, BootstrapConfig, MissingPolicy, PairedDelta,
     PairedScores, ResampleMatrix, PAPER_CONFIDENCE, PAPER_RESAMPLES, PAPER_SEED,

@@ -34,6 +34,11 @@ pub struct Args {
     /// Only this run, as SYSTEM/TASK (prints its ledger claim by claim).
     #[arg(long)]
     pub run: Option<String>,
+    /// Run-level failure families instead (§D.2, Figs. 8–10): per-kind
+    /// agreement with the published judge's critical errors, shares per
+    /// system family, Core differences and co-occurrences.
+    #[arg(long)]
+    pub families: bool,
     /// Unloadable task files: an error, or skipped and named.
     #[command(flatten)]
     pub skip: super::inputs::SkipInvalid,
@@ -130,6 +135,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             run_evidence(task, ctx, refs, &rf.run, with_answer)
         })
         .collect();
+    if args.families {
+        let runs: Vec<_> = known
+            .par_iter()
+            .zip(&ledgers)
+            .map(|(rf, ev)| super::families::family_run(&tasks[&rf.run.task_id], &rf.run, ev))
+            .collect();
+        super::families::print(&runs, args.json)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let views: Vec<RunLedger> = ledgers.iter().map(RunEvidence::ledger_view).collect();
     let systems = summarize(ledgers.iter().map(|r| r.system.as_str()).zip(&views));
     if args.json {

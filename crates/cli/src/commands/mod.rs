@@ -1,10 +1,13 @@
 //! One module per subcommand group; each owns its clap arguments.
 
 pub mod evidence;
+pub mod families;
 pub mod inputs;
 pub mod merge;
 pub mod oracle;
 pub mod perturb;
+pub mod review;
+pub mod review_server;
 pub mod run;
 pub mod score;
 pub mod stats;

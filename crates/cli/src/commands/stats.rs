@@ -193,6 +193,11 @@ pub struct ReportArgs {
     /// runs' own pages (the pages exist for records carrying claims).
     #[arg(long, value_name = "DIR")]
     runs: Option<PathBuf>,
+    /// Draw Figs. 8–10 from run-level failure families of the runs
+    /// (`--runs`, else `--from-recorded`) against the release (`--release`,
+    /// else the runs directory's grandparent).
+    #[arg(long)]
+    families: bool,
 }
 
 impl Sources {
@@ -1002,6 +1007,20 @@ pub fn run_report(args: ReportArgs) -> anyhow::Result<ExitCode> {
                 d.answer = Some(a.clone());
             }
         }
+    }
+    if args.families {
+        let Some(dir) = args.runs.as_ref().or(args.sources.from_recorded.as_ref()) else {
+            anyhow::bail!("--families needs --runs DIR or --from-recorded DIR");
+        };
+        let root = match &args.sources.release {
+            Some(r) => r.clone(),
+            None => dir
+                .parent()
+                .and_then(Path::parent)
+                .map(Path::to_path_buf)
+                .context("--families: give --release ROOT")?,
+        };
+        input.families = Some(super::families::report_figures(&root, dir)?);
     }
     let flat_prices = loaded.flat_prices;
     input.bootstrap = BootstrapConfig {
