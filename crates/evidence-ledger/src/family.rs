@@ -1,7 +1,7 @@
 //! Error families of unsatisfied units.
 
 use crate::model::{Claim, ClaimStatus, ErrorFamily};
-use crate::trace::{
+use crate::values::{
     conversion_fits, half_unit, is_small_integer, same_file, value_of, ClaimValue, Conversion,
     CONVERSIONS,
 };

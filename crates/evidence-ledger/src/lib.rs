@@ -121,6 +121,7 @@ mod model;
 mod run_family;
 mod summary;
 mod trace;
+mod values;
 
 pub use contract::{answer_contract, answer_object, check_contract, BreachKind, ContractBreach};
 pub use earthverse_answer_units::UnitLedgerEntry;

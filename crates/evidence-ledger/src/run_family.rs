@@ -50,7 +50,7 @@
 
 use crate::contract::{check_contract, BreachKind};
 use crate::model::{Claim, ErrorFamily};
-use crate::trace::same_file;
+use crate::values::same_file;
 use earthverse_answer_units::matching::number_matches;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

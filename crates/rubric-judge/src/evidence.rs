@@ -212,3 +212,92 @@ impl ClaimSource {
         record_claims(task, refs, run, &units)
     }
 }
+
+/// The ledger of one run, as printed by `--json`.
+#[derive(Debug, serde::Serialize)]
+pub struct RunEvidence {
+    /// System id.
+    pub system: String,
+    /// Task id.
+    pub task_id: String,
+    /// The judge-like U of the run (the reading of `claims`).
+    pub u_judge: f64,
+    /// `solution` (the expert solution's Final Answer) or `primary_gt`.
+    pub reading: &'static str,
+    /// The final answer as submitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_answer: Option<Value>,
+    /// One claim per unit of the judge-like reading.
+    pub claims: Vec<Claim>,
+    /// The claims of the `primary_gt` reading, when the judge-like reading
+    /// is the solution's Final Answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub primary_claims: Option<Vec<Claim>>,
+    /// Cited files no step read.
+    pub cited_unread: Vec<String>,
+    /// Files some step read.
+    pub files_read: Vec<String>,
+    /// Reference analysis files of the task.
+    pub reference_files: Vec<String>,
+}
+
+impl RunEvidence {
+    /// The claims of the judge-like reading as a [`RunLedger`] (for summaries).
+    pub fn ledger_view(&self) -> earthverse_evidence_ledger::RunLedger {
+        earthverse_evidence_ledger::RunLedger {
+            claims: self.claims.clone(),
+            cited_unread: self.cited_unread.clone(),
+            files_read: Vec::new(),
+        }
+    }
+}
+
+/// The reference analysis files of every task of a release, by task id.
+pub fn task_references(
+    release: &earthverse_package_model::Release,
+) -> std::collections::BTreeMap<&str, Vec<String>> {
+    use rayon::prelude::*;
+    // Each task's texts are searched for its inventory paths: on all cores.
+    release
+        .tasks()
+        .par_iter()
+        .map(|t| (t.task_id.as_str(), task_reference_files(t)))
+        .collect()
+}
+
+/// The ledger of one run in the judge-like reading (and the `primary_gt`
+/// reading when they differ), scored with `ctx` (the task's
+/// [`crate::scoring_context`]).
+pub fn run_evidence(
+    task: &TaskContext,
+    ctx: &earthverse_answer_units::ScoringContext,
+    references: &[String],
+    run: &RunContext,
+    with_answer: bool,
+) -> RunEvidence {
+    let score = earthverse_answer_units::score_task(&task.primary_gt, &run.final_answer, ctx);
+    let observations = observations(&run.tool_trace);
+    let index = TraceIndex::new(&task.question, &observations, references);
+    let cited = cited_files(&run.evidence);
+    let judge = index.ledger(&score.judge_score().ledger, &cited);
+    let primary_claims = score
+        .solution
+        .as_ref()
+        .map(|_| index.claims(&score.units.ledger));
+    RunEvidence {
+        system: run.system.clone(),
+        task_id: run.task_id.clone(),
+        u_judge: score.u_judge(),
+        reading: if score.solution.is_some() {
+            "solution"
+        } else {
+            "primary_gt"
+        },
+        final_answer: with_answer.then(|| run.final_answer.clone()),
+        claims: judge.claims,
+        primary_claims,
+        cited_unread: judge.cited_unread,
+        files_read: judge.files_read,
+        reference_files: references.to_vec(),
+    }
+}

@@ -4,15 +4,11 @@
 //! the ledger's observations is `earthverse_rubric_judge::evidence`.
 
 use anyhow::{bail, Context};
-use earthverse_answer_units::{score_task, ScoringContext};
-use earthverse_evidence_ledger::{
-    summarize, Claim, ErrorFamily, RunLedger, SystemSummary, TraceIndex,
-};
+use earthverse_answer_units::ScoringContext;
+use earthverse_evidence_ledger::{summarize, ErrorFamily, RunLedger, SystemSummary};
 use earthverse_package_model::Release;
-use earthverse_rubric_judge::evidence::{cited_files, observations, task_reference_files};
-use earthverse_rubric_judge::{
-    find_runs, load_tasks_except, scoring_context, RunContext, TaskContext,
-};
+use earthverse_rubric_judge::evidence::{run_evidence, task_references, RunEvidence};
+use earthverse_rubric_judge::{find_runs, load_tasks_except, scoring_context};
 use rayon::prelude::*;
 use serde::Serialize;
 use serde_json::Value;
@@ -42,34 +38,6 @@ pub struct Args {
     /// Unloadable task files: an error, or skipped and named.
     #[command(flatten)]
     pub skip: super::inputs::SkipInvalid,
-}
-
-/// The ledger of one run, as printed by `--json`.
-#[derive(Debug, Serialize)]
-pub struct RunEvidence {
-    /// System id.
-    pub system: String,
-    /// Task id.
-    pub task_id: String,
-    /// The judge-like U of the run (the reading of `claims`).
-    pub u_judge: f64,
-    /// `solution` (the expert solution's Final Answer) or `primary_gt`.
-    pub reading: &'static str,
-    /// The final answer as submitted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub final_answer: Option<Value>,
-    /// One claim per unit of the judge-like reading.
-    pub claims: Vec<Claim>,
-    /// The claims of the `primary_gt` reading, when the judge-like reading
-    /// is the solution's Final Answer.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub primary_claims: Option<Vec<Claim>>,
-    /// Cited files no step read.
-    pub cited_unread: Vec<String>,
-    /// Files some step read.
-    pub files_read: Vec<String>,
-    /// Reference analysis files of the task.
-    pub reference_files: Vec<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -139,7 +107,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let runs: Vec<_> = known
             .par_iter()
             .zip(&ledgers)
-            .map(|(rf, ev)| super::families::family_run(&tasks[&rf.run.task_id], &rf.run, ev))
+            .map(|(rf, ev)| {
+                earthverse_rubric_judge::families::family_run(
+                    &tasks[&rf.run.task_id],
+                    &rf.run,
+                    &ev.claims,
+                    &ev.reference_files,
+                )
+            })
             .collect();
         super::families::print(&runs, args.json)?;
         return Ok(ExitCode::SUCCESS);
@@ -161,64 +136,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     print_systems(&systems);
     Ok(ExitCode::SUCCESS)
-}
-
-impl RunEvidence {
-    /// The claims of the judge-like reading as a [`RunLedger`] (for summaries).
-    fn ledger_view(&self) -> RunLedger {
-        RunLedger {
-            claims: self.claims.clone(),
-            cited_unread: self.cited_unread.clone(),
-            files_read: Vec::new(),
-        }
-    }
-}
-
-/// The reference analysis files of every task of a release, by task id.
-pub fn task_references(release: &Release) -> BTreeMap<&str, Vec<String>> {
-    // Each task's texts are searched for its inventory paths: on all cores.
-    release
-        .tasks()
-        .par_iter()
-        .map(|t| (t.task_id.as_str(), task_reference_files(t)))
-        .collect()
-}
-
-/// The ledger of one run in the judge-like reading (and the `primary_gt`
-/// reading when they differ), scored with `ctx` (the task's
-/// [`scoring_context`]).
-pub fn run_evidence(
-    task: &TaskContext,
-    ctx: &ScoringContext,
-    references: &[String],
-    run: &RunContext,
-    with_answer: bool,
-) -> RunEvidence {
-    let score = score_task(&task.primary_gt, &run.final_answer, ctx);
-    let observations = observations(&run.tool_trace);
-    let index = TraceIndex::new(&task.question, &observations, references);
-    let cited = cited_files(&run.evidence);
-    let judge = index.ledger(&score.judge_score().ledger, &cited);
-    let primary_claims = score
-        .solution
-        .as_ref()
-        .map(|_| index.claims(&score.units.ledger));
-    RunEvidence {
-        system: run.system.clone(),
-        task_id: run.task_id.clone(),
-        u_judge: score.u_judge(),
-        reading: if score.solution.is_some() {
-            "solution"
-        } else {
-            "primary_gt"
-        },
-        final_answer: with_answer.then(|| run.final_answer.clone()),
-        claims: judge.claims,
-        primary_claims,
-        cited_unread: judge.cited_unread,
-        files_read: judge.files_read,
-        reference_files: references.to_vec(),
-    }
 }
 
 fn value_text(v: Option<&Value>) -> String {

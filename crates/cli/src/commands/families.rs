@@ -4,22 +4,15 @@
 //! recall and precision with bootstrap intervals (5,000 resamples, seed
 //! 2026), on all runs and on the events the rules were not tuned on.
 
-use super::evidence::RunEvidence;
 use earthverse_answer_units::is_tuning_event;
 use earthverse_evidence_ledger::RunFamily;
 use earthverse_rubric_judge::families::{
     self, co_occurrences, core_band, event_of, family_effects, kind_agreement, FamilyRun,
     SystemFamily,
 };
-use earthverse_rubric_judge::{RunContext, TaskContext};
 use earthverse_stats_bootstrap::BootstrapConfig;
 use serde::Serialize;
 use std::collections::BTreeMap;
-
-/// The family record of one run from its ledger.
-pub fn family_run(task: &TaskContext, run: &RunContext, ev: &RunEvidence) -> FamilyRun {
-    families::family_run(task, run, &ev.claims, &ev.reference_files)
-}
 
 #[derive(Serialize)]
 struct FamiliesReport<'a> {
@@ -180,7 +173,7 @@ pub fn report_figures(
         .with_context(|| format!("loading release {}", root.display()))?;
     let tasks = earthverse_rubric_judge::load_tasks(root)
         .with_context(|| format!("loading tasks of {}", root.display()))?;
-    let references = super::evidence::task_references(&release);
+    let references = earthverse_rubric_judge::evidence::task_references(&release);
     let runs = earthverse_rubric_judge::find_runs(runs_dir)
         .with_context(|| format!("reading runs under {}", runs_dir.display()))?;
     let family_runs: Vec<FamilyRun> = runs
@@ -192,8 +185,14 @@ pub fn report_figures(
                 .map(Vec::as_slice)
                 .unwrap_or_default();
             let ctx = earthverse_rubric_judge::scoring_context(task);
-            let ev = super::evidence::run_evidence(task, &ctx, refs, &rf.run, false);
-            Some(family_run(task, &rf.run, &ev))
+            let ev =
+                earthverse_rubric_judge::evidence::run_evidence(task, &ctx, refs, &rf.run, false);
+            Some(families::family_run(
+                task,
+                &rf.run,
+                &ev.claims,
+                &ev.reference_files,
+            ))
         })
         .collect();
     let effects = family_effects(&family_runs, &BootstrapConfig::default())?;

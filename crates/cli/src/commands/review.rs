@@ -4,12 +4,12 @@
 //! sheets, the label store and the statistics are `earthverse-review`'s;
 //! the page is served by `review_server`.
 
-use super::evidence::{run_evidence, task_references, RunEvidence};
 use anyhow::{bail, Context};
 use earthverse_package_model::Release;
 use earthverse_review::{
     read_labels, review_agreement, review_run, stratified_sample, Candidate, ReviewRun, Stratum,
 };
+use earthverse_rubric_judge::evidence::{run_evidence, task_references, RunEvidence};
 use earthverse_rubric_judge::families::{core_band, family_run, published_core, SystemFamily};
 use earthverse_rubric_judge::{
     approximate_rubric, find_runs, load_tasks, scoring_context, RunFile, TaskContext,

@@ -157,10 +157,11 @@ fn score_into(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     tracing::debug!(tasks = tasks.len(), "score: tasks loaded");
     // The reference analysis files of each task, for the claim ledger.
-    let references: BTreeMap<String, Vec<String>> = super::evidence::task_references(&release)
-        .into_iter()
-        .map(|(id, files)| (id.to_owned(), files))
-        .collect();
+    let references: BTreeMap<String, Vec<String>> =
+        earthverse_rubric_judge::evidence::task_references(&release)
+            .into_iter()
+            .map(|(id, files)| (id.to_owned(), files))
+            .collect();
     tracing::debug!("score: release and references loaded");
     refuse_incomplete(&args)?;
     let previous = if args.restart {
