@@ -4,7 +4,7 @@
 use anyhow::Context;
 use earthverse_rubric_judge::{
     find_runs, load_tasks, AnswerUnitsScorer, DeterministicJudge, EvaluationRecord, Judge,
-    RunStatus, UnitReading,
+    UnitReading,
 };
 use earthverse_stats_bootstrap::{
     compare, leaderboard, BootstrapConfig, LeaderboardRow, Metric, PairedDelta, TaskOutcome,
@@ -61,18 +61,8 @@ pub async fn score_runs(
 /// # Errors
 /// A score outside 0–100.
 pub fn outcome_of(record: &EvaluationRecord) -> anyhow::Result<TaskOutcome> {
-    if record.run_status == RunStatus::Error {
-        return Ok(TaskOutcome::failure(&record.system, &record.task_id));
-    }
-    let mut outcome = TaskOutcome::from_scores(
-        &record.system,
-        &record.task_id,
-        record.answer,
-        record.llm_rubric_score,
-        record.unit_accuracy,
-    )?;
-    outcome.strict95 = Some(record.strict95);
-    Ok(outcome)
+    // The library's one conversion (labels and trajectory figures included).
+    Ok(earthverse_rubric_judge::task_outcome(record)?)
 }
 
 /// Outcomes of many records.
