@@ -2,10 +2,15 @@
 # Installs the system packages the build and tests need (idempotent).
 # GDAL 3.6 and NetCDF 4.9 from Debian; bubblewrap for the Python sandbox's
 # network namespace; Slurm and munge for the Slurm job-array test
-# (scripts/slurm-local.sh starts a one-node cluster). With --bench, also the benches' reference tools:
+# (scripts/slurm-local.sh starts a one-node cluster); the command-line
+# runtimes of the scientific environments (crates/environments, Table 7 (b)):
+# CDO, NCO and ncgen (netcdf-bin), NCL, R with evd, gfortran; about 30 s of
+# apt on a fresh machine. Julia has no Debian package and is not installed.
+# With --bench, also the benches' reference tools:
 # ripgrep, gdal-bin, cdo and GNU time (benches/README.md).
 set -euo pipefail
-packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap slurm-wlm munge)
+packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap slurm-wlm munge
+  cdo nco netcdf-bin ncl-ncarg r-base-core r-cran-evd gfortran)
 if [ "${1:-}" = --bench ]; then
   packages+=(ripgrep gdal-bin cdo time)
 fi
