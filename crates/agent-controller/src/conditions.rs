@@ -374,6 +374,7 @@ impl Condition {
             seed: self.seed,
             oracle: None,
             perturbation: None,
+            required_environment: None,
         }
     }
 

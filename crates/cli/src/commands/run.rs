@@ -106,6 +106,18 @@ pub struct Args {
     /// `cdo_like`.
     #[arg(long)]
     pub require_suite: Option<String>,
+    /// Professional-environment condition over a real scientific
+    /// environment (App. A.4, Table 7; `earthverse_environments`): offer
+    /// its audited operations, run in the python_exec sandbox, and require
+    /// at least 2 successful, distinct calls of them (target 3, at most 4
+    /// counted; App. C.5) before a final answer is accepted. Recorded in
+    /// `condition.required_environment`; the run's `required_tools` holds
+    /// compliance, attempts, successful calls, failure classes and repair
+    /// rounds. Names: metpy, xclim, thermofeel, pyet, climate-indices,
+    /// xskillscore, pyextremes, julia, r-climate, cdo, nco, ncl, fortran.
+    /// A missing environment is an error saying how to install it.
+    #[arg(long, value_name = "NAME")]
+    pub require_environment: Option<String>,
     /// Unloadable task files: an error, or skipped and named.
     #[command(flatten)]
     pub skip: super::inputs::SkipInvalid,
@@ -375,6 +387,9 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             .context("--shard")?
     };
     let condition = args.condition.condition()?;
+    // The required scientific environment, detected before anything is
+    // written: a missing one is refused with how to install it.
+    let env_tools = required_environment(&args).await?;
     let mut settings = ControllerSettings::default();
     condition.apply(&mut settings);
     settings.protocol = match args.protocol.as_str() {
@@ -519,6 +534,26 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
             specialist_tools: suite.operations.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         });
+    }
+    if let Some((slug, env_tools)) = env_tools {
+        let names: Vec<String> = env_tools
+            .iter()
+            .map(|t| earthverse_tool_registry::Tool::name(t.as_ref()).to_string())
+            .collect();
+        for tool in env_tools {
+            registry
+                .register(tool)
+                .context("registering the environment's operations")?;
+        }
+        settings.required_tools = Some(earthverse_agent_controller::RequiredToolPolicy {
+            specialist_tools: names,
+            label: Some(slug.to_string()),
+            ..Default::default()
+        });
+        settings
+            .condition
+            .get_or_insert_with(Default::default)
+            .required_environment = Some(slug.to_string());
     }
     let tools: Arc<dyn ToolBox> = match catalogue_plan {
         Some(plan) => Arc::new(PresentedToolBox::new(Arc::new(registry), plan)),
@@ -774,4 +809,29 @@ impl BatchObserver for Progress {
             state.0, state.1, state.2
         ));
     }
+}
+
+/// The tools of `--require-environment`, after detecting the environment
+/// with the interpreter python_exec will use; `None` without the flag.
+async fn required_environment(
+    args: &Args,
+) -> anyhow::Result<Option<(&'static str, Vec<Arc<dyn earthverse_tool_registry::Tool>>)>> {
+    let Some(name) = &args.require_environment else {
+        return Ok(None);
+    };
+    let (mut config, _) = earthverse_tool_registry::PythonConfig::discover(args.python.clone());
+    config.limits.wall = earthverse_agent_controller::ControllerSettings::default()
+        .budgets
+        .python_timeout;
+    let settings = Arc::new(earthverse_environments::EnvironmentSettings {
+        python: config,
+        path: None,
+    });
+    let tools = earthverse_environments::tools(name, settings)
+        .await
+        .context("--require-environment")?;
+    let slug = earthverse_environments::environment(name)
+        .map(|e| e.slug)
+        .unwrap_or("unknown");
+    Ok(Some((slug, tools)))
 }
