@@ -527,8 +527,9 @@ fn main() {
         "operations without a case: {untested:?}"
     );
 
-    // The adapters, in the sandbox.
-    let mut outcomes: BTreeMap<&str, (Outcome, PathBuf)> = BTreeMap::new();
+    // The adapters, in the sandbox, two at a time (two cores).
+    let permits = Arc::new(tokio::sync::Semaphore::new(2));
+    let mut handles = Vec::new();
     for (step, c) in cases.iter().enumerate() {
         let mut args = c.params.clone();
         for (name, file, field, time) in &c.inputs {
@@ -540,27 +541,29 @@ fn main() {
         }
         let dir = scratch.path().join(c.id);
         let ctx = ToolContext::new(&c.pkg, &dir).with_step(step as u32);
-        let tool = &all[c.op];
-        let env = earthverse_environments::operation(c.op).unwrap().0;
-        let t = Instant::now();
-        let outcome = rt.block_on(async {
-            let tool = earthverse_environments::EnvironmentTool::new(
-                env,
-                earthverse_environments::operation(c.op).unwrap().1,
-                settings.clone(),
+        let (env, op) = earthverse_environments::operation(c.op).unwrap();
+        assert!(all.contains_key(c.op));
+        let tool = earthverse_environments::EnvironmentTool::new(env, op, settings.clone());
+        let permits = permits.clone();
+        let id = c.id;
+        handles.push(rt.spawn(async move {
+            let _permit = permits.acquire_owned().await.unwrap();
+            let t = Instant::now();
+            let outcome = tool.run(&ctx, &args).await;
+            println!(
+                "{:>8.2} s  {:<28} {} {:?}",
+                t.elapsed().as_secs_f64(),
+                tool.name(),
+                outcome.status,
+                outcome.message
             );
-            let _ = tool.name();
-            tool.run(&ctx, &args).await
-        });
-        let _ = tool;
-        println!(
-            "{:>8.2} s  {:<28} {} {:?}",
-            t.elapsed().as_secs_f64(),
-            c.op,
-            outcome.status,
-            outcome.message
-        );
-        outcomes.insert(c.id, (outcome, dir));
+            (id, outcome, dir)
+        }));
+    }
+    let mut outcomes: BTreeMap<&str, (Outcome, PathBuf)> = BTreeMap::new();
+    for h in handles {
+        let (id, outcome, dir) = rt.block_on(h).unwrap();
+        outcomes.insert(id, (outcome, dir));
     }
 
     // The direct calls: one Python invocation for every case.

@@ -426,35 +426,13 @@ pub fn plan(
                 let _ = writeln!(p, "{k},{}", param_str(params, k).unwrap_or_default());
             }
             let pfile = work.write("params.csv", p.as_bytes())?;
-            let r_home = Path::new("/usr/lib/R");
-            let mut prog = program(
-                r_home.join("bin/exec/R"),
-                vec![
-                    "--no-echo".into(),
-                    "--vanilla".into(),
-                    format!("--file={script}"),
-                    "--args".into(),
-                    op.name.into(),
-                    data,
-                    pfile,
-                ],
-            );
-            prog.read_only = vec![PathBuf::from("/etc/R")];
-            prog.env = [
-                ("R_HOME", "/usr/lib/R"),
-                ("R_SHARE_DIR", "/usr/share/R/share"),
-                ("R_INCLUDE_DIR", "/usr/share/R/include"),
-                ("R_DOC_DIR", "/usr/share/R/doc"),
-                (
-                    "R_LIBS_SITE",
-                    "/usr/local/lib/R/site-library:/usr/lib/R/site-library:/usr/lib/R/library",
-                ),
-                ("LD_LIBRARY_PATH", "/usr/lib/R/lib"),
-                ("R_DEFAULT_PACKAGES", "NULL"),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+            let prog = r_program(vec![
+                format!("--file={script}"),
+                "--args".into(),
+                op.name.into(),
+                data,
+                pfile,
+            ]);
             Ok(Plan {
                 steps: vec![Step::new(prog, "R")],
                 parse: parse_status_json,
@@ -523,6 +501,34 @@ pub fn plan(
             env.name
         ))),
     }
+}
+
+/// R's own binary (`/usr/lib/R/bin/exec/R`: the `R` and `Rscript` front
+/// ends are shell scripts and wrappers that start processes, which the
+/// sandbox forbids) with the environment its front end would set, `/etc/R`
+/// readable, no default packages (the adapter attaches stats and utils after
+/// making `Sys.which` answer "not found"), `--no-echo --vanilla` and `args`.
+pub fn r_program(args: Vec<String>) -> SandboxProgram {
+    let mut all = vec!["--no-echo".to_string(), "--vanilla".to_string()];
+    all.extend(args);
+    let mut prog = program(PathBuf::from("/usr/lib/R/bin/exec/R"), all);
+    prog.read_only = vec![PathBuf::from("/etc/R")];
+    prog.env = [
+        ("R_HOME", "/usr/lib/R"),
+        ("R_SHARE_DIR", "/usr/share/R/share"),
+        ("R_INCLUDE_DIR", "/usr/share/R/include"),
+        ("R_DOC_DIR", "/usr/share/R/doc"),
+        (
+            "R_LIBS_SITE",
+            "/usr/local/lib/R/site-library:/usr/lib/R/site-library:/usr/lib/R/library",
+        ),
+        ("LD_LIBRARY_PATH", "/usr/lib/R/lib"),
+        ("R_DEFAULT_PACKAGES", "NULL"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    prog
 }
 
 /// Compiles the Fortran adapter once per source version (outside the

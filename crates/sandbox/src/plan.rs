@@ -184,6 +184,13 @@ pub fn plan_program(
             read_paths.push(p.to_path_buf());
         }
     }
+    // /proc, /dev and an empty /tmp first, so that a program or environment
+    // that lives under /tmp (a virtual environment, a compiled adapter) is
+    // bound on top of the empty /tmp rather than hidden by it.
+    push(
+        &mut a,
+        &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"],
+    );
     let own_dir = program.executable.parent().map(Path::to_path_buf);
     for dir in program.read_only.iter().chain(own_dir.as_ref()) {
         if !read_paths.iter().any(|r| dir.starts_with(r)) {
@@ -194,10 +201,6 @@ pub fn plan_program(
     }
     let helper_s = path_str(&helper.program);
     push(&mut a, &["--ro-bind", &helper_s, HELPER_IN_SANDBOX]);
-    push(
-        &mut a,
-        &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"],
-    );
     // The evidence view: the package's top-level entries, and the package
     // again under its release-relative path.
     push(&mut a, &["--dir", EVIDENCE_DIR]);
