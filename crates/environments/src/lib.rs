@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod catalog;
+pub mod coverage;
 pub mod detect;
 mod error;
 pub mod outcome;

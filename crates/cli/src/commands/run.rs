@@ -103,7 +103,8 @@ pub struct Args {
     /// domain operations and require at least 2 successful, distinct calls
     /// of the named suite's operations (target 3, at most 4 counted) before
     /// a final answer is accepted. Suites: `metpy_like`, `xclim_like`,
-    /// `cdo_like`.
+    /// `cdo_like` (our Rust operations modelled on those libraries, not the
+    /// libraries: see `--require-environment`).
     #[arg(long)]
     pub require_suite: Option<String>,
     /// Professional-environment condition over a real scientific

@@ -223,7 +223,7 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
             domain_ops: false,
             python: args.python.clone(),
             require_suite: None,
-            require_environment: None,
+            require_environment: record.required_environment.clone(),
             shard_from_env: args.shard_from_env,
             max_batch_cost: args.max_batch_cost,
             max_request_rate: args.max_request_rate.clone(),
