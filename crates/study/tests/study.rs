@@ -574,3 +574,47 @@ fn the_paper_manifests_hold_every_row_of_tables_3_4_and_6() {
         }
     }
 }
+
+#[test]
+fn the_table_7_manifest_requires_each_of_the_thirteen_environments() {
+    let studies = repo().join("studies");
+    let t7 = load_manifest(&studies.join("table7-scientific-environments.toml")).unwrap();
+    let t4 = load_manifest(&studies.join("table4-oracles-presentation.toml")).unwrap();
+    assert_eq!(t7.conditions.len(), 14, "the reference and 13 environments");
+    let required: Vec<&str> = t7
+        .conditions
+        .iter()
+        .filter_map(|c| c.condition.required_environment.as_deref())
+        .collect();
+    assert_eq!(
+        required,
+        [
+            "metpy",
+            "xclim",
+            "thermofeel",
+            "pyet",
+            "climate-indices",
+            "xskillscore",
+            "pyextremes",
+            "julia",
+            "r-climate",
+            "cdo",
+            "nco",
+            "ncl",
+            "fortran"
+        ]
+    );
+    // The reference is Table 4's (shared runs), on the same paired manifest.
+    let reference = t7
+        .conditions
+        .iter()
+        .find(|c| c.name == t7.reference)
+        .unwrap();
+    let t4_reference = t4
+        .conditions
+        .iter()
+        .find(|c| c.name == t4.reference)
+        .unwrap();
+    assert_eq!(reference.condition, t4_reference.condition);
+    assert_eq!(t7.tasks.paired, t4.tasks.paired);
+}
