@@ -618,3 +618,35 @@ fn the_table_7_manifest_requires_each_of_the_thirteen_environments() {
     assert_eq!(reference.condition, t4_reference.condition);
     assert_eq!(t7.tasks.paired, t4.tasks.paired);
 }
+
+#[test]
+fn table_14_execution_columns_come_from_the_runs_required_tools() {
+    let run = |task: &str,
+               compliant: bool,
+               ok: u64,
+               attempts: u64|
+     -> earthverse_package_model::RecordedRun {
+        serde_json::from_value(serde_json::json!({
+            "task_id": task, "model_id": "m",
+            "diagnostics": {"model_rounds": 10, "latency_s": 2.0},
+            "required_tools": {"compliant": compliant, "successful_calls": ok, "attempts": attempts,
+                               "min_successful": 2, "target": 3, "max_counted": 4, "counted": ok,
+                               "failure_classes": {}, "repair_rounds": 0}
+        }))
+        .unwrap()
+    };
+    let runs = [run("a", true, 3, 4), run("b", false, 1, 6)];
+    let d = earthverse_study::Diagnostics::of_runs(&runs);
+    assert_eq!(d.comply_pct, Some(50.0));
+    assert_eq!(
+        d.specialist_success_pct,
+        Some(40.0),
+        "4 of 10 calls, pooled"
+    );
+    let plain: earthverse_package_model::RecordedRun =
+        serde_json::from_value(serde_json::json!({"task_id": "c", "model_id": "m"})).unwrap();
+    assert_eq!(
+        earthverse_study::Diagnostics::of_runs([&plain]).comply_pct,
+        None
+    );
+}
