@@ -494,6 +494,22 @@ fn main() {
             &[("series", WIND, &h("wind_speed_10m"), "")],
             json!({}),
         ),
+        case(
+            "r_spei",
+            "r_climate_spei",
+            &csx175,
+            &[
+                (
+                    "precipitation",
+                    DAILY60,
+                    &d("precipitation_sum"),
+                    "daily.time",
+                ),
+                ("tmax", DAILY60, &d("temperature_2m_max"), "daily.time"),
+                ("tmin", DAILY60, &d("temperature_2m_min"), "daily.time"),
+            ],
+            json!({"latitude": 45.0, "scale_days": 7}),
+        ),
     ];
     let settings = Arc::new(EnvironmentSettings {
         python: PythonConfig {
@@ -808,6 +824,22 @@ fn check_all(outcomes: &BTreeMap<&str, (Outcome, PathBuf)>, r: &Value) {
         &json!(mean(&s)),
         1e-12,
     );
+    // R's SPEI against numpy of the same formulas.
+    let v = g("r_spei");
+    assert_close("spei beta", &v["beta"], &r["r_spei"]["beta"], 1e-9);
+    assert_close(
+        "spei pet",
+        &v["pet_total_mm"],
+        &r["r_spei"]["pet_total"],
+        1e-9,
+    );
+    assert_close(
+        "spei last",
+        &v["spei_last"],
+        &r["r_spei"]["spei_last"],
+        1e-9,
+    );
+    assert_close("spei min", &v["spei_min"], &r["r_spei"]["spei_min"], 1e-9);
     let cdo = g("cdo_t");
     let steps = cdo["steps"].as_array().unwrap();
     assert!(steps.len() >= 2, "{cdo}");

@@ -144,6 +144,36 @@ def case(c):
         m.get_extremes(method="BM", block_size=p.get("block_size", "1D"), errors="ignore")
         m.fit_model(model="MLE", distribution="genextreme")
         return {"level": float(m.get_return_value(return_period=10.0, return_period_size=p.get("block_size", "1D"), alpha=None)[0])}
+    if op == "r_climate_spei":
+        # numpy of the same formulas (FAO-56 eqs. 21 and 52; unbiased PWMs
+        # and the log-logistic of Vicente-Serrano et al. 2010).
+        from scipy.special import gamma as G
+        from scipy.stats import norm
+        P, t = I["precipitation"]
+        tx, tn = I["tmax"][0], I["tmin"][0]
+        lat = np.deg2rad(p["latitude"])
+        J = t.dayofyear.to_numpy()
+        dr = 1 + 0.033 * np.cos(2 * np.pi * J / 365)
+        dec = 0.409 * np.sin(2 * np.pi * J / 365 - 1.39)
+        ws = np.arccos(np.clip(-np.tan(lat) * np.tan(dec), -1, 1))
+        ra = 24 * 60 / np.pi * 0.0820 * dr * (ws * np.sin(lat) * np.sin(dec) + np.cos(lat) * np.cos(dec) * np.sin(ws))
+        pet = 0.0023 * 0.408 * ra * ((tx + tn) / 2 + 17.8) * np.sqrt(np.maximum(tx - tn, 0))
+        d = P - pet
+        k = p.get("scale_days", 1)
+        if k > 1:
+            d = np.array([np.nan] * (k - 1) + [d[i - k + 1:i + 1].sum() for i in range(k - 1, len(d))])
+        v = np.sort(d[np.isfinite(d)])
+        n = len(v)
+        i = np.arange(1, n + 1)
+        w0 = v.mean()
+        w1 = np.sum(v * (n - i) / (n - 1)) / n
+        w2 = np.sum(v * (n - i) * (n - i - 1) / ((n - 1) * (n - 2))) / n
+        beta = (2 * w1 - w0) / (6 * w1 - w0 - 6 * w2)
+        g = G(1 + 1 / beta) * G(1 - 1 / beta)
+        alpha = (w0 - 2 * w1) * beta / g
+        gam = w0 - alpha * g
+        spei = norm.ppf(1 / (1 + (alpha / (d - gam)) ** beta))
+        return {"beta": float(beta), "pet_total": float(np.nansum(pet)), "spei_last": float(spei[-1]), "spei_min": float(np.nanmin(spei))}
     if op == "fortran_rain":
         x = I["precipitation"][0]
         w = int(p.get("window", 24))

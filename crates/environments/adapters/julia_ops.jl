@@ -5,8 +5,8 @@ using Statistics
 op, path = ARGS[1], ARGS[2]
 lines = readlines(path)
 header = split(lines[1], ",")
-cols = [parse.(Float64, replace.(getindex.(split.(lines[2:end], ","), j), "NA" => "NaN")) for j in 1:length(header)]
-col(name) = cols[findfirst(==(name), header)]
+rows = split.(lines[2:end], ",")
+col(name) = parse.(Float64, replace.(getindex.(rows, findfirst(==(name), header)), "NA" => "NaN"))
 f(v) = isfinite(v) ? repr(v) : "null"
 if op == "julia_summary"
     s = filter(isfinite, col("series"))

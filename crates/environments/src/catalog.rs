@@ -433,7 +433,6 @@ pub const ENVIRONMENTS: &[Environment] = &[
             files: &["/usr/lib/R/bin/exec/R", "/usr/lib/R/site-library/evd/DESCRIPTION"],
         },
         paper_operations: "summary; SPEI; GEV; trend",
-        // SPEI is not implemented yet (no Debian package of R's SPEI).
         operations: &[
             OperationSpec {
                 name: "r_climate_summary",
@@ -441,6 +440,17 @@ pub const ENVIRONMENTS: &[Environment] = &[
                 inputs: &[input("series", "", "numeric series")],
                 params: &[],
                 min_values: 1,
+            },
+            OperationSpec {
+                name: "r_climate_spei",
+                description: "R (base; the SPEI package is not in Debian): SPEI of the daily water balance, precipitation minus Hargreaves PET (FAO-56) from tmax/tmin and the day of year, accumulated over scale_days (default 1), standardised with a three-parameter log-logistic fitted by unbiased probability-weighted moments over the record (Vicente-Serrano et al. 2010).",
+                inputs: &[
+                    input("precipitation", "mm", "daily precipitation"),
+                    input("tmax", "degC", "daily maximum temperature"),
+                    input("tmin", "degC", "daily minimum temperature"),
+                ],
+                params: &[LATITUDE, param("scale_days", "integer", false, "accumulation in days (default 1)")],
+                min_values: 10,
             },
             OperationSpec {
                 name: "r_climate_gev",

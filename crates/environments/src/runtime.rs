@@ -207,9 +207,15 @@ fn ncgen_step(
     Ok((step, nc))
 }
 
+/// CSV of the inputs, one column each (`NA` = missing), and a `time`
+/// column of the first input's labels when it has them.
 fn csv(inputs: &[&LoadedInput]) -> Result<String, Failure> {
     let n = same_length(inputs)?;
+    let times = inputs.first().and_then(|i| i.times.as_ref());
     let mut s = inputs.iter().map(|i| i.name).collect::<Vec<_>>().join(",");
+    if times.is_some() {
+        s.push_str(",time");
+    }
     s.push('\n');
     for t in 0..n {
         let row: Vec<String> = inputs
@@ -224,6 +230,10 @@ fn csv(inputs: &[&LoadedInput]) -> Result<String, Failure> {
             })
             .collect();
         s.push_str(&row.join(","));
+        if let Some(times) = times {
+            s.push(',');
+            s.push_str(&times[t].replace([',', '"'], " "));
+        }
         s.push('\n');
     }
     Ok(s)
@@ -418,7 +428,7 @@ pub fn plan(
                 parse: parse_nco_values,
             })
         }
-        "r_climate_summary" | "r_climate_trend" | "r_climate_gev" => {
+        "r_climate_summary" | "r_climate_trend" | "r_climate_gev" | "r_climate_spei" => {
             let script = work.write("r_climate.R", R_ADAPTER.as_bytes())?;
             let data = work.write("input.csv", csv(&all)?.as_bytes())?;
             let mut p = String::from("name,value\n");
