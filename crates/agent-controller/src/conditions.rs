@@ -278,6 +278,7 @@ impl CatalogueSpec {
             naming: names.naming(),
             dynamic_descriptions: self == CatalogueSpec::Dynamic,
             keep_research_tools,
+            pinned: Vec::new(),
         }
     }
 }

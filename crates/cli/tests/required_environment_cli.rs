@@ -16,6 +16,10 @@ fn release() -> PathBuf {
 }
 
 fn run(agent: &str, out: &Path) -> Value {
+    run_with(agent, out, &[])
+}
+
+fn run_with(agent: &str, out: &Path, extra: &[&str]) -> Value {
     let status = Command::new(env!("CARGO_BIN_EXE_earthverse"))
         .arg("run")
         .arg(release())
@@ -30,6 +34,7 @@ fn run(agent: &str, out: &Path) -> Value {
         ])
         .args(["--require-environment", "cdo", "--system", "s", "--out"])
         .arg(out)
+        .args(extra)
         .status()
         .unwrap();
     assert!(status.success());
@@ -113,6 +118,21 @@ fn the_required_environment_is_recorded_with_its_compliance() {
         "cdo timmax {} vs {max}",
         find(2)
     );
+
+    // Under a routed catalogue (Table 7's rows use the Top-20 router) the
+    // required operations are shown whatever the router picks.
+    let t = run_with(
+        &format!("scripted:{}", agent.display()),
+        &dir.path().join("routed"),
+        &["--catalogue", "topk:10"],
+    );
+    assert_eq!(t["condition"]["catalogue"], "topk:10");
+    assert_eq!(
+        t["required_tools"]["successful_calls"], 2,
+        "{}",
+        t["required_tools"]
+    );
+    assert_eq!(t["required_tools"]["compliant"], true);
 
     // The baseline agent never calls them: refused until the turn limit.
     let t = run("baseline", &dir.path().join("baseline"));

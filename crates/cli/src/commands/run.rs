@@ -512,7 +512,14 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         served_model: None,
     });
     let mut registry = Registry::with_research_tools(research_config);
-    let catalogue_plan = condition.catalogue_plan();
+    let mut catalogue_plan = condition.catalogue_plan();
+    // A required environment's operations are always shown (App. A.4).
+    if let (Some(plan), Some((_, tools))) = (catalogue_plan.as_mut(), env_tools.as_ref()) {
+        plan.pinned = tools
+            .iter()
+            .map(|t| earthverse_tool_registry::Tool::name(t.as_ref()).to_string())
+            .collect();
+    }
     if args.domain_ops || args.require_suite.is_some() || catalogue_plan.is_some() {
         for tool in earthverse_domain_ops::all_operations() {
             registry
