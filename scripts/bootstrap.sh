@@ -4,10 +4,15 @@
 # network namespace; Slurm and munge for the Slurm job-array test
 # (scripts/slurm-local.sh starts a one-node cluster); Chromium and its
 # WebDriver (chromium-driver) for the expert review page's browser test
-# (crates/cli/tests/review_browser.rs) and the report check. With --bench, also the benches' reference tools:
+# (crates/cli/tests/review_browser.rs) and the report check; the
+# command-line runtimes of the scientific environments (crates/environments,
+# Table 7 (b)): CDO, NCO and ncgen (netcdf-bin), NCL, R with evd, gfortran
+# (about 30 s of apt on a fresh machine; Julia has no Debian package and is
+# not installed). With --bench, also the benches' reference tools:
 # ripgrep, gdal-bin, cdo and GNU time (benches/README.md).
 set -euo pipefail
-packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap slurm-wlm munge chromium chromium-driver)
+packages=(pkg-config libgdal-dev libnetcdf-dev bubblewrap slurm-wlm munge chromium chromium-driver
+  cdo nco netcdf-bin ncl-ncarg r-base-core r-cran-evd gfortran)
 if [ "${1:-}" = --bench ]; then
   packages+=(ripgrep gdal-bin cdo time)
 fi

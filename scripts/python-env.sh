@@ -8,7 +8,9 @@
 # release's recorded runs (numpy, pandas, scipy, Pillow, bs4, OpenCV, ...),
 # pinned in crates/sandbox/python-requirements.txt, which also serve the
 # release's compute_gt.py programs (numpy, Pillow, pypdf) and the benches
-# (lxml). `earthverse run` and `earthverse tools` use this environment by
+# (lxml), and the seven Python libraries of the scientific environments
+# (crates/environments: MetPy, xclim, thermofeel, PyET, climate-indices,
+# xskillscore, pyextremes). `earthverse run` and `earthverse tools` use this environment by
 # default when it exists (and record every version in each run).
 #
 # Location: $EARTHVERSE_VENV, else $XDG_DATA_HOME/earthverse/python, else
@@ -32,7 +34,7 @@ want="$(sha256sum "$requirements" | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "python-env: installing the pinned packages of $requirements into $venv" >&2
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements" >&2
-  "$venv/bin/python" -I -W ignore -c "import numpy, pandas, scipy, PIL, bs4, cv2, imageio, matplotlib, skimage, tifffile, pypdf, PyPDF2, fitz, pdfplumber, lxml.html" >&2
+  "$venv/bin/python" -I -W ignore -c "import numpy, pandas, scipy, PIL, bs4, cv2, imageio, matplotlib, skimage, tifffile, pypdf, PyPDF2, fitz, pdfplumber, lxml.html, xarray, metpy.calc, xclim, thermofeel, pyet, climate_indices, xskillscore, pyextremes" >&2
   echo "$want" > "$stamp"
 fi
 echo "$venv/bin/python"

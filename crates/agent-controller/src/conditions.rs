@@ -278,6 +278,7 @@ impl CatalogueSpec {
             naming: names.naming(),
             dynamic_descriptions: self == CatalogueSpec::Dynamic,
             keep_research_tools,
+            pinned: Vec::new(),
         }
     }
 }
@@ -358,6 +359,21 @@ pub struct Condition {
     /// it, the reason recorded.
     #[cfg_attr(feature = "clap", arg(long, value_name = "KIND"))]
     pub oracle: Option<OracleKind>,
+    /// Professional-environment condition over a real scientific
+    /// environment (App. A.4, Table 7; `earthverse_environments`): offer
+    /// its audited operations, run in the python_exec sandbox, and require
+    /// at least 2 successful, distinct calls of them (target 3, at most 4
+    /// counted; App. C.5) before a final answer is accepted. Recorded in
+    /// `condition.required_environment`; the run's `required_tools` holds
+    /// compliance, attempts, successful calls, failure classes and repair
+    /// rounds. Names: metpy, xclim, thermofeel, pyet, climate-indices,
+    /// xskillscore, pyextremes, julia, r-climate, cdo, nco, ncl, fortran.
+    /// A missing environment is an error saying how to install it.
+    #[cfg_attr(
+        feature = "clap",
+        arg(long = "require-environment", value_name = "NAME")
+    )]
+    pub required_environment: Option<String>,
 }
 
 /// `--task-time SECONDS`: a positive whole number of seconds.
@@ -442,6 +458,7 @@ impl Condition {
             seed: self.seed,
             oracle: None,
             perturbation: None,
+            required_environment: self.required_environment.clone(),
         }
     }
 
@@ -473,6 +490,7 @@ impl Condition {
             temperature: record.temperature,
             seed: record.seed,
             oracle: oracle_of(record.oracle.as_ref())?,
+            required_environment: record.required_environment.clone(),
         };
         if condition.answer_mode.is_none() && record.review == Some(true) {
             condition.answer_mode = Some(AnswerMode::InteractiveReview);

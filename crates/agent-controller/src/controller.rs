@@ -122,6 +122,8 @@ struct Run {
     step: u32,
     specialist_seen: HashSet<String>,
     specialist_counted: usize,
+    /// Compliance with the required-tool policy, when it is on.
+    required: Option<crate::record::RequiredToolOutcome>,
     /// The run's view of the tools under a catalogue condition.
     catalogue: Option<Box<dyn CatalogueSession>>,
     /// A catalogue change to tell the model after this turn's observations.
@@ -137,9 +139,14 @@ impl Run {
             model_calls,
             snippets,
             notes,
+            required,
             ..
         } = self;
         let mut record = builder.finish(ending.answer, ending.termination, ending.error);
+        record.trajectory.required_tools = required.map(|mut r| {
+            r.repair_rounds = notes.refused_finals;
+            r
+        });
         record.conversation = history;
         record.model_calls = model_calls;
         record.notes = notes;
@@ -300,6 +307,15 @@ impl Controller {
             step: 0,
             specialist_seen: HashSet::new(),
             specialist_counted: 0,
+            required: self.settings.required_tools.as_ref().map(|p| {
+                crate::record::RequiredToolOutcome {
+                    label: p.label.clone(),
+                    min_successful: p.min_successful,
+                    target: p.target,
+                    max_counted: p.max_counted,
+                    ..Default::default()
+                }
+            }),
             catalogue,
             catalogue_update: None,
         }
@@ -872,7 +888,27 @@ impl Controller {
         let probe = ["operation", "mode", "method"]
             .iter()
             .any(|k| call.args.get(*k).and_then(Value::as_str) == Some("probe"));
-        if !named || probe || envelope.status != CallStatus::Ok {
+        if !named || probe {
+            return;
+        }
+        if let Some(required) = run.required.as_mut() {
+            required.attempts += 1;
+            if envelope.status == CallStatus::Ok {
+                required.successful_calls += 1;
+            } else {
+                let class = envelope
+                    .output
+                    .get("failure_class")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .unwrap_or_else(|| match envelope.status {
+                        CallStatus::NotApplicable => "not_applicable".into(),
+                        _ => "execution_error".into(),
+                    });
+                *required.failure_classes.entry(class).or_default() += 1;
+            }
+        }
+        if envelope.status != CallStatus::Ok {
             return;
         }
         // serde_json with preserve_order keeps key order; sort for identity.
@@ -880,7 +916,12 @@ impl Controller {
         if run.specialist_seen.insert(key) {
             run.specialist_counted += 1;
         }
-        run.notes.specialist_calls_counted = Some(run.specialist_counted.min(policy.max_counted));
+        let counted = run.specialist_counted.min(policy.max_counted);
+        run.notes.specialist_calls_counted = Some(counted);
+        if let Some(required) = run.required.as_mut() {
+            required.counted = counted;
+            required.compliant = counted >= policy.min_successful;
+        }
     }
 
     fn policy_refusal(&self, run: &Run) -> Option<String> {

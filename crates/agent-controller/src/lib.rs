@@ -111,8 +111,8 @@ pub use conditions::{
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
 pub use record::{
-    RunDiagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus, TerminationReason,
-    ToolCallRecord, Trajectory,
+    RequiredToolOutcome, RunDiagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus,
+    TerminationReason, ToolCallRecord, Trajectory,
 };
 pub use settings::{
     Budgets, ContextPolicy, ControllerSettings, Price, Protocol, RequiredToolPolicy, ReviewSettings,

@@ -126,6 +126,41 @@ pub struct Trajectory {
     /// runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub direct_input: Option<DirectInput>,
+    /// Compliance with the required-tool policy (App. A.4, C.5, D.6;
+    /// Table 14's Comply and Success columns); absent without the policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required_tools: Option<RequiredToolOutcome>,
+}
+
+/// How a run met the required-tool compliance contract (App. C.5: at least
+/// 2 successful, distinct specialist calls, target 3, at most 4 counted;
+/// App. D.6: compliance apart from call success).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequiredToolOutcome {
+    /// What was required (e.g. the scientific environment `xclim`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// Successful distinct calls needed (2).
+    pub min_successful: usize,
+    /// Target (3).
+    pub target: usize,
+    /// Counted at most (4).
+    pub max_counted: usize,
+    /// Whether the run made at least `min_successful` successful, distinct
+    /// calls (capped count >= minimum).
+    pub compliant: bool,
+    /// Calls of the required tools (probes excluded), whatever their outcome.
+    pub attempts: usize,
+    /// Of those, calls that succeeded (repeats included).
+    pub successful_calls: usize,
+    /// Successful distinct calls counted, capped at `max_counted`.
+    pub counted: usize,
+    /// Failed calls by class: the outcome's `failure_class` (`adapter`,
+    /// `argument`, `input_incompatibility`, `runtime`) when the tool gives
+    /// one, else the call status (`execution_error`, `not_applicable`).
+    pub failure_classes: std::collections::BTreeMap<String, usize>,
+    /// Corrective rounds: final answers the policy refused and sent back.
+    pub repair_rounds: u32,
 }
 
 pub use crate::settings::RunEnvironment;
@@ -339,6 +374,7 @@ impl RunRecord {
                 environment: None,
                 condition: None,
                 direct_input: None,
+                required_tools: None,
             },
             confidence: None,
             conversation: Vec::new(),
@@ -721,6 +757,7 @@ impl RunRecordBuilder {
                 environment: self.environment,
                 condition: self.settings.condition.clone(),
                 direct_input: None,
+                required_tools: None,
             },
             confidence: answer.confidence,
             conversation: Vec::new(),

@@ -114,6 +114,10 @@ pub struct RequiredToolPolicy {
     pub target: usize,
     /// At most this many calls are counted (4).
     pub max_counted: usize,
+    /// What the specialist tools are (e.g. the scientific environment
+    /// `xclim`), copied into the run's `required_tools` record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
 }
 
 impl Default for RequiredToolPolicy {
@@ -123,6 +127,7 @@ impl Default for RequiredToolPolicy {
             min_successful: 2,
             target: 3,
             max_counted: 4,
+            label: None,
         }
     }
 }

@@ -30,6 +30,10 @@ enum Command {
     Tools(commands::tools::ToolsCommand),
     /// Run an agent over the tasks of a release (App. C.2, E).
     Run(commands::run::Args),
+    /// The scientific environments of Table 7: installed or not, and their
+    /// coverage of a release (App. A.4, D.6).
+    #[command(subcommand)]
+    Environments(commands::environments::EnvironmentsCommand),
     /// Check shard output directories against their batch plan, and merge them.
     Merge(commands::merge::Args),
     /// Claim–evidence ledger of recorded runs: provenance and error families (App. B.3).
@@ -104,6 +108,7 @@ fn main() -> ExitCode {
         Command::Units(args) => commands::units::run(args),
         Command::Tools(cmd) => commands::tools::run(cmd),
         Command::Run(args) => commands::run::run(args),
+        Command::Environments(cmd) => commands::environments::run(cmd),
         Command::Evidence(args) => commands::evidence::run(args),
         Command::Merge(args) => commands::merge::run(args),
         Command::Score(args) => commands::score::run_score(args),

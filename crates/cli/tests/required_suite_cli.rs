@@ -73,3 +73,61 @@ fn an_unknown_suite_is_named_in_the_error() {
         "{err}"
     );
 }
+
+/// A scientific environment that is not installed is refused before any
+/// task runs, with what is missing and how to install it (issue 46): with
+/// an empty `PATH`, CDO's binaries are missing, and so is Julia's.
+#[test]
+fn a_missing_environment_is_refused_with_the_install_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = tempfile::tempdir().unwrap();
+    for (name, missing, hint) in [
+        ("cdo", "`cdo` is not on PATH", "scripts/bootstrap.sh"),
+        ("julia", "`julia` is not on PATH", "juliaup"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+            .arg("run")
+            .arg(release())
+            .args([
+                "--agent",
+                "baseline",
+                "--quiet",
+                "--require-environment",
+                name,
+                "--out",
+            ])
+            .arg(dir.path().join(name))
+            .env("PATH", empty.path())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is not available") && err.contains(missing) && err.contains(hint),
+            "{err}"
+        );
+        assert!(
+            !dir.path().join(name).exists(),
+            "a refused run leaves nothing"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+        .arg("run")
+        .arg(release())
+        .args([
+            "--agent",
+            "baseline",
+            "--quiet",
+            "--require-environment",
+            "nope",
+            "--out",
+        ])
+        .arg(dir.path().join("nope"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown scientific environment `nope`") && err.contains("r-climate"),
+        "{err}"
+    );
+}

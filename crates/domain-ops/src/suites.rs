@@ -1,6 +1,11 @@
 //! Specialist-environment suites (paper App. A.4, Table 7): named subsets of
 //! operations modelled on MetPy, xclim and CDO/NCO that a run can be
 //! required to use through the controller's required-tool policy.
+//!
+//! These are our own Rust operations, named `*_like` so that nobody takes
+//! them for the libraries: the real MetPy, xclim, CDO, NCO and the other
+//! environments of Table 7 are `earthverse-environments`
+//! (`earthverse run --require-environment NAME`).
 
 /// A named suite of operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

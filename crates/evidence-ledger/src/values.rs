@@ -9,7 +9,7 @@ use earthverse_answer_units::{
 use serde_json::Value;
 
 /// Whole numbers below this are "small integers": found only with their
-/// key's words nearby, else the trace is [`Strength::Weak`].
+/// key's words nearby, else the trace is [`crate::Strength::Weak`].
 pub const SMALL_INTEGER_LIMIT: f64 = 100.0;
 
 /// A conversion: its name, the function, and the key words it needs.

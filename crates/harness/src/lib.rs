@@ -21,7 +21,7 @@
 //! use std::sync::Arc;
 //! let release = earthverse_package_model::Release::load("fixtures/release".as_ref())?;
 //! let agent = AgentSpec::parse("baseline", &Endpoint::default())?;
-//! let run = prepare(&release, RunRequest::new(agent, "/tmp/runs"))?;
+//! let run = prepare(&release, RunRequest::new(agent, "/tmp/runs")).await?;
 //! let outcome = run.run(Arc::new(earthverse_agent_controller::batch::NoProgress)).await?;
 //! println!("{} ok of {}", outcome.summary.ok, outcome.summary.planned);
 //! # Ok(()) }

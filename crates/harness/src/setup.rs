@@ -21,7 +21,7 @@ use earthverse_agent_controller::{
 use earthverse_interventions::{oracle_with_reads, ReferenceReads};
 use earthverse_model_provider::Pricing;
 use earthverse_package_model::{ensure_output_outside, Overlap, Release};
-use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolDescriptor};
+use earthverse_tool_registry::{Registry, ResearchToolsConfig, Tool, ToolDescriptor};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -192,7 +192,7 @@ fn register_domain_operations(registry: &mut Registry) -> Result<()> {
 /// the tasks, records each task's perturbation manifest and oracle, writes
 /// the public questions (`<out>/.questions/`, which `python_exec` may
 /// read; never the task files), and builds the tool box and settings.
-pub fn prepare(release: &Release, request: RunRequest) -> Result<PreparedRun> {
+pub async fn prepare(release: &Release, request: RunRequest) -> Result<PreparedRun> {
     let root = release.root().to_path_buf();
     let replay_dir = match &request.agent.kind {
         crate::agent::AgentKind::Replay(dir) => dir.clone(),
@@ -207,6 +207,9 @@ pub fn prepare(release: &Release, request: RunRequest) -> Result<PreparedRun> {
         ],
         Overlap::Outside,
     )?;
+    // A required scientific environment is detected before anything is
+    // written: a missing one is refused with how to install it.
+    let environment = required_environment(&request).await?;
     let mut notes = Vec::new();
     let condition = &request.condition;
     let mut settings = ControllerSettings::default();
@@ -306,6 +309,7 @@ pub fn prepare(release: &Release, request: RunRequest) -> Result<PreparedRun> {
         &request.condition,
         request.domain_ops,
         request.require_suite.as_deref(),
+        environment,
         research,
         &mut settings,
     )?;
@@ -342,11 +346,16 @@ fn tool_box(
     condition: &Condition,
     domain_ops: bool,
     require_suite: Option<&str>,
+    environment: Option<(&'static str, Vec<Arc<dyn Tool>>)>,
     research: ResearchToolsConfig,
     settings: &mut ControllerSettings,
 ) -> Result<Arc<dyn ToolBox>> {
     let mut registry = Registry::with_research_tools(research);
-    let catalogue_plan = condition.catalogue_plan();
+    let mut catalogue_plan = condition.catalogue_plan();
+    // A required environment's operations are always shown (App. A.4).
+    if let (Some(plan), Some((_, tools))) = (catalogue_plan.as_mut(), environment.as_ref()) {
+        plan.pinned = tools.iter().map(|t| t.name().to_string()).collect();
+    }
     if domain_ops || require_suite.is_some() || catalogue_plan.is_some() {
         register_domain_operations(&mut registry)?;
     }
@@ -366,10 +375,53 @@ fn tool_box(
             ..Default::default()
         });
     }
+    if let Some((slug, tools)) = environment {
+        let names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();
+        for tool in tools {
+            registry.register(tool).map_err(|e| HarnessError::Setting {
+                setting: "--require-environment",
+                reason: format!("registering the environment's operations: {e}"),
+            })?;
+        }
+        settings.required_tools = Some(RequiredToolPolicy {
+            specialist_tools: names,
+            label: Some(slug.to_string()),
+            ..Default::default()
+        });
+        // Recorded by the environment's own name, however it was written.
+        settings
+            .condition
+            .get_or_insert_with(Default::default)
+            .required_environment = Some(slug.to_string());
+    }
     Ok(match catalogue_plan {
         Some(plan) => Arc::new(PresentedToolBox::new(Arc::new(registry), plan)),
         None => Arc::new(registry),
     })
+}
+
+/// The tools of the condition's required environment, after detecting it
+/// with the interpreter `python_exec` will use; `None` without one.
+async fn required_environment(
+    request: &RunRequest,
+) -> Result<Option<(&'static str, Vec<Arc<dyn Tool>>)>> {
+    let Some(name) = &request.condition.required_environment else {
+        return Ok(None);
+    };
+    let (mut config, _) = earthverse_tool_registry::PythonConfig::discover(request.python.clone());
+    config.limits.wall = ControllerSettings::default().budgets.python_timeout;
+    let settings = Arc::new(earthverse_environments::EnvironmentSettings {
+        python: config,
+        path: None,
+    });
+    let tools = earthverse_environments::tools(name, settings)
+        .await
+        .map_err(|e| HarnessError::Setting {
+            setting: "--require-environment",
+            reason: e.to_string(),
+        })?;
+    let slug = earthverse_environments::environment(name).map_or("unknown", |e| e.slug);
+    Ok(Some((slug, tools)))
 }
 
 /// A perturbed release (App. A.3.3): each task's manifest, recorded in its

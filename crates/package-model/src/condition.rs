@@ -59,6 +59,11 @@ pub struct RunCondition {
     /// from its `perturbation.json` manifest.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub perturbation: Option<Value>,
+    /// The scientific environment whose specialist calls the run had to
+    /// make (App. A.4, Table 7), as `--require-environment` named it
+    /// (`metpy`, `r-climate`, `cdo`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required_environment: Option<String>,
 }
 
 impl RunCondition {

@@ -132,6 +132,32 @@ pub fn render_study_text(report: &StudyReport) -> String {
         }
         let _ = writeln!(out);
     }
+    // Table 14's execution columns, for conditions that required tools.
+    if report.rows.iter().any(|r| r.resources.comply_pct.is_some()) {
+        let _ = writeln!(
+            out,
+            "\n{:<28} {:>8} {:>10} {:>8} {:>10} {:>11}",
+            "Required tools (Table 14)", "Comply%", "Success%", "Rounds", "Tokens", "Latency(s)"
+        );
+        for r in report
+            .rows
+            .iter()
+            .filter(|r| r.resources.comply_pct.is_some())
+        {
+            let x = &r.resources;
+            let pct = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or("-".into());
+            let _ = writeln!(
+                out,
+                "{:<28} {:>8} {:>10} {:>8.2} {:>10.0} {:>11.2}",
+                r.condition,
+                pct(x.comply_pct),
+                pct(x.specialist_success_pct),
+                x.rounds,
+                x.total_tokens,
+                x.latency_s
+            );
+        }
+    }
     let table = &report.core_by_capability;
     if !table.columns.is_empty() {
         let _ = write!(out, "\n{:<28}", "Core by capability");

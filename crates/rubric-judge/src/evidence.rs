@@ -242,7 +242,7 @@ pub struct RunEvidence {
 }
 
 impl RunEvidence {
-    /// The claims of the judge-like reading as a [`RunLedger`] (for summaries).
+    /// The claims of the judge-like reading as a [`earthverse_evidence_ledger::RunLedger`] (for summaries).
     pub fn ledger_view(&self) -> earthverse_evidence_ledger::RunLedger {
         earthverse_evidence_ledger::RunLedger {
             claims: self.claims.clone(),

@@ -64,6 +64,7 @@ pub use interpreter::{
     SCIENTIFIC_PACKAGES,
 };
 pub use plan::{
-    plan, SandboxPlan, SandboxView, EVIDENCE_DIR, HELPER_IN_SANDBOX, QUESTION_FILE, SCRATCH_DIR,
+    plan, plan_program, SandboxPlan, SandboxProgram, SandboxView, EVIDENCE_DIR, HELPER_IN_SANDBOX,
+    QUESTION_FILE, SCRATCH_DIR,
 };
 pub use run::{infer_limit, run_bounded, BoundedOutput};

@@ -69,6 +69,53 @@ fn path_str(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// A program run in the sandbox instead of the Python interpreter (the
+/// scientific environments of `earthverse-environments`: CDO, NCO, R, NCL,
+/// a compiled Fortran adapter): the same namespaces, filesystem view,
+/// Landlock ruleset, seccomp filter and limits as `python_exec`, with the
+/// program's own directories bound read-only and only its files executable.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SandboxProgram {
+    /// The executable (absolute path; bound read-only, executable).
+    pub executable: PathBuf,
+    /// Its arguments (without argv\[0\]).
+    pub args: Vec<String>,
+    /// Directories or files outside `/usr` the program reads (bound
+    /// read-only at the same path), e.g. `/etc/R` or a virtual environment.
+    pub read_only: Vec<PathBuf>,
+    /// Further files it may execute besides itself and the dynamic loader
+    /// (e.g. the real interpreter behind a venv's symlink).
+    pub execute: Vec<PathBuf>,
+    /// Environment variables set for it, after the sandbox's own
+    /// (`PATH`, `HOME=/scratch`, `TMPDIR=/tmp`, `LANG`, one thread each for
+    /// OpenMP/BLAS).
+    pub env: Vec<(String, String)>,
+}
+
+impl SandboxProgram {
+    /// `info`'s interpreter running `script_in_sandbox` isolated (`-I -u`).
+    pub fn python(info: &InterpreterInfo, script_in_sandbox: &str) -> Self {
+        let mut read_only = Vec::new();
+        for dir in [&info.prefix, &info.base_prefix] {
+            if !dir.starts_with("/usr") {
+                read_only.push(dir.clone());
+            }
+        }
+        for exe in [&info.executable, &info.real_executable] {
+            if let Some(parent) = exe.parent() {
+                read_only.push(parent.to_path_buf());
+            }
+        }
+        Self {
+            executable: info.executable.clone(),
+            args: vec!["-I".into(), "-u".into(), script_in_sandbox.into()],
+            read_only,
+            execute: vec![info.real_executable.clone()],
+            env: Vec::new(),
+        }
+    }
+}
+
 /// Builds the bwrap command line that runs `script_in_sandbox` (a path
 /// inside the sandbox, usually under [`SCRATCH_DIR`]) with `info`'s
 /// interpreter over `view`.
@@ -79,6 +126,24 @@ pub fn plan(
     limits: &PythonLimits,
     view: &SandboxView<'_>,
     script_in_sandbox: &str,
+) -> std::io::Result<SandboxPlan> {
+    plan_program(
+        bwrap,
+        helper,
+        &SandboxProgram::python(info, script_in_sandbox),
+        limits,
+        view,
+    )
+}
+
+/// Builds the bwrap command line that runs `program` over `view`, with the
+/// protections of [`plan`].
+pub fn plan_program(
+    bwrap: &Path,
+    helper: &HelperCommand,
+    program: &SandboxProgram,
+    limits: &PythonLimits,
+    view: &SandboxView<'_>,
 ) -> std::io::Result<SandboxPlan> {
     let mut a: Vec<String> = Vec::new();
     push(
@@ -119,28 +184,23 @@ pub fn plan(
             read_paths.push(p.to_path_buf());
         }
     }
-    for dir in [&info.prefix, &info.base_prefix] {
-        if !dir.starts_with("/usr") {
+    // /proc, /dev and an empty /tmp first, so that a program or environment
+    // that lives under /tmp (a virtual environment, a compiled adapter) is
+    // bound on top of the empty /tmp rather than hidden by it.
+    push(
+        &mut a,
+        &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"],
+    );
+    let own_dir = program.executable.parent().map(Path::to_path_buf);
+    for dir in program.read_only.iter().chain(own_dir.as_ref()) {
+        if !read_paths.iter().any(|r| dir.starts_with(r)) {
             let d = path_str(dir);
             push(&mut a, &["--ro-bind", &d, &d]);
             read_paths.push(dir.clone());
         }
     }
-    for exe in [&info.executable, &info.real_executable] {
-        if let Some(parent) = exe.parent() {
-            if !read_paths.iter().any(|r| parent.starts_with(r)) {
-                let d = path_str(parent);
-                push(&mut a, &["--ro-bind", &d, &d]);
-                read_paths.push(parent.to_path_buf());
-            }
-        }
-    }
     let helper_s = path_str(&helper.program);
     push(&mut a, &["--ro-bind", &helper_s, HELPER_IN_SANDBOX]);
-    push(
-        &mut a,
-        &["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"],
-    );
     // The evidence view: the package's top-level entries, and the package
     // again under its release-relative path.
     push(&mut a, &["--dir", EVIDENCE_DIR]);
@@ -209,6 +269,9 @@ pub fn plan(
     ] {
         push(&mut a, &["--setenv", k, v]);
     }
+    for (k, v) in &program.env {
+        push(&mut a, &["--setenv", k, v]);
+    }
     // The Landlock ruleset and rlimits the helper applies inside.
     let mut read: Vec<PathBuf> = read_paths.clone();
     read.push(PathBuf::from(EVIDENCE_DIR));
@@ -220,7 +283,8 @@ pub fn plan(
         PathBuf::from("/tmp"),
         PathBuf::from("/dev/null"),
     ];
-    let mut execute = vec![info.executable.clone(), info.real_executable.clone()];
+    let mut execute = vec![program.executable.clone()];
+    execute.extend(program.execute.iter().cloned());
     for loader in [
         "/lib64/ld-linux-x86-64.so.2",
         "/lib/ld-linux-aarch64.so.1",
@@ -244,8 +308,8 @@ pub fn plan(
             ("nofile".into(), limits.open_files),
             ("core".into(), 0),
         ],
-        program: info.executable.clone(),
-        args: vec!["-I".into(), "-u".into(), script_in_sandbox.into()],
+        program: program.executable.clone(),
+        args: program.args.clone(),
     };
     let spec_json = serde_json::to_string(&spec).map_err(std::io::Error::other)?;
     a.push("--".into());
@@ -256,8 +320,9 @@ pub fn plan(
         "bwrap: new user, pid, ipc, uts, cgroup and network namespaces (no network interface: TCP and UDP fail)".to_string(),
         "bwrap: all capabilities dropped, environment cleared, new session".to_string(),
         format!(
-            "bwrap: filesystem view limited to system libraries (with the loader cache and /etc/alternatives), the interpreter, the package (read-only at {EVIDENCE_DIR}), \
+            "bwrap: filesystem view limited to system libraries (with the loader cache and /etc/alternatives), the program ({}), the package (read-only at {EVIDENCE_DIR}), \
              the question (read-only), scratch (read-write at {SCRATCH_DIR}) and an empty /tmp; {} hidden artifact(s) masked",
+            program.executable.display(),
             hidden.len()
         ),
         format!(

@@ -54,6 +54,16 @@ pub struct Diagnostics {
     pub cached_tokens: Option<f64>,
     /// Latency in seconds.
     pub latency_s: f64,
+    /// Share of runs that met the required-tool compliance contract, in
+    /// percent (Table 14 "Comply"; the run's `required_tools.compliant`),
+    /// over the runs that record it; `None` when none does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comply_pct: Option<f64>,
+    /// Share of the required specialist calls that succeeded, in percent
+    /// (Table 14 "Success": `required_tools.successful_calls` over
+    /// `attempts`, pooled over the runs); `None` without attempts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub specialist_success_pct: Option<f64>,
 }
 
 #[derive(Default)]
@@ -74,6 +84,8 @@ struct Sums {
     total: f64,
     cached: (f64, usize),
     latency: f64,
+    compliant: (usize, usize),
+    specialist: (u64, u64),
 }
 
 impl Diagnostics {
@@ -110,6 +122,15 @@ impl Diagnostics {
                 s.cached.1 += 1;
             }
             s.latency += d.latency_s.unwrap_or(0.0);
+            if let Some(r) = run.extra.get("required_tools") {
+                s.compliant.1 += 1;
+                if r.get("compliant").and_then(Value::as_bool) == Some(true) {
+                    s.compliant.0 += 1;
+                }
+                let n = |k: &str| r.get(k).and_then(Value::as_u64).unwrap_or(0);
+                s.specialist.0 += n("successful_calls");
+                s.specialist.1 += n("attempts");
+            }
         }
         let n = s.runs.max(1) as f64;
         let mean_of = |(sum, k): (f64, usize)| (k > 0).then(|| sum / k as f64);
@@ -132,6 +153,10 @@ impl Diagnostics {
             total_tokens: s.total / n,
             cached_tokens: mean_of(s.cached),
             latency_s: s.latency / n,
+            comply_pct: (s.compliant.1 > 0)
+                .then(|| 100.0 * s.compliant.0 as f64 / s.compliant.1 as f64),
+            specialist_success_pct: (s.specialist.1 > 0)
+                .then(|| 100.0 * s.specialist.0 as f64 / s.specialist.1 as f64),
         }
     }
 

@@ -135,7 +135,7 @@ pub struct StudyCondition {
 
 /// The keys a manifest condition may have besides `name` and
 /// `description`: those of the run record's `condition`.
-pub const CONDITION_KEYS: [&str; 11] = [
+pub const CONDITION_KEYS: [&str; 12] = [
     "oracle",
     "perturbation",
     "answer_mode",
@@ -147,6 +147,7 @@ pub const CONDITION_KEYS: [&str; 11] = [
     "task_time_s",
     "temperature",
     "seed",
+    "required_environment",
 ];
 
 /// Reads a manifest (`.json` as JSON, anything else as TOML), checking

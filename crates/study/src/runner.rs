@@ -151,7 +151,7 @@ pub async fn run_study(
         request.system = Some(c.runs.clone());
         request.condition = condition;
         request.tasks = Some(TaskFilter::parse(&run_tasks.join(","))?);
-        let prepared = prepare(condition_release.as_ref().unwrap_or(release), request)?;
+        let prepared = prepare(condition_release.as_ref().unwrap_or(release), request).await?;
         for line in &prepared.notes {
             observer.note(line);
         }

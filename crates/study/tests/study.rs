@@ -574,3 +574,79 @@ fn the_paper_manifests_hold_every_row_of_tables_3_4_and_6() {
         }
     }
 }
+
+#[test]
+fn the_table_7_manifest_requires_each_of_the_thirteen_environments() {
+    let studies = repo().join("studies");
+    let t7 = load_manifest(&studies.join("table7-scientific-environments.toml")).unwrap();
+    let t4 = load_manifest(&studies.join("table4-oracles-presentation.toml")).unwrap();
+    assert_eq!(t7.conditions.len(), 14, "the reference and 13 environments");
+    let required: Vec<&str> = t7
+        .conditions
+        .iter()
+        .filter_map(|c| c.condition.required_environment.as_deref())
+        .collect();
+    assert_eq!(
+        required,
+        [
+            "metpy",
+            "xclim",
+            "thermofeel",
+            "pyet",
+            "climate-indices",
+            "xskillscore",
+            "pyextremes",
+            "julia",
+            "r-climate",
+            "cdo",
+            "nco",
+            "ncl",
+            "fortran"
+        ]
+    );
+    // The reference is Table 4's (shared runs), on the same paired manifest.
+    let reference = t7
+        .conditions
+        .iter()
+        .find(|c| c.name == t7.reference)
+        .unwrap();
+    let t4_reference = t4
+        .conditions
+        .iter()
+        .find(|c| c.name == t4.reference)
+        .unwrap();
+    assert_eq!(reference.condition, t4_reference.condition);
+    assert_eq!(t7.tasks.paired, t4.tasks.paired);
+}
+
+#[test]
+fn table_14_execution_columns_come_from_the_runs_required_tools() {
+    let run = |task: &str,
+               compliant: bool,
+               ok: u64,
+               attempts: u64|
+     -> earthverse_package_model::RecordedRun {
+        serde_json::from_value(serde_json::json!({
+            "task_id": task, "model_id": "m",
+            "diagnostics": {"model_rounds": 10, "latency_s": 2.0},
+            "required_tools": {"compliant": compliant, "successful_calls": ok, "attempts": attempts,
+                               "min_successful": 2, "target": 3, "max_counted": 4, "counted": ok,
+                               "failure_classes": {}, "repair_rounds": 0}
+        }))
+        .unwrap()
+    };
+    let runs = [run("a", true, 3, 4), run("b", false, 1, 6)];
+    let d = earthverse_study::Diagnostics::of_runs(&runs);
+    assert_eq!(d.comply_pct, Some(50.0));
+    assert_eq!(
+        d.specialist_success_pct,
+        Some(40.0),
+        "4 of 10 calls, pooled"
+    );
+    let plain: earthverse_package_model::RecordedRun =
+        serde_json::from_value(serde_json::json!({"task_id": "c", "model_id": "m"})).unwrap();
+    assert_eq!(
+        earthverse_study::Diagnostics::of_runs([&plain]).comply_pct,
+        None
+    );
+}

@@ -181,6 +181,12 @@ pub struct CataloguePlan {
     /// Keep the six research tools (a condition may remove them on purpose,
     /// e.g. the expert-only suite).
     pub keep_research_tools: bool,
+    /// Tools shown whatever the condition selects (after the selection, in
+    /// registry order): the operations a run is required to use (App. A.4:
+    /// `--require-environment` under a routed catalogue, Table 7's rows on
+    /// the Top-20 router). Not applied to the hierarchical catalogue.
+    #[serde(default)]
+    pub pinned: Vec<String>,
 }
 
 impl Default for CataloguePlan {
@@ -190,6 +196,7 @@ impl Default for CataloguePlan {
             naming: Naming::Plain,
             dynamic_descriptions: false,
             keep_research_tools: true,
+            pinned: Vec::new(),
         }
     }
 }
@@ -736,6 +743,12 @@ pub fn present_from(
                 .collect()
         }
     };
+    let mut chosen = chosen;
+    for d in others.iter().filter(|d| plan.pinned.contains(&d.name)) {
+        if !chosen.iter().any(|c| c.name == d.name) {
+            chosen.push(d);
+        }
+    }
     present_selection(all, &chosen, plan.naming)
 }
 

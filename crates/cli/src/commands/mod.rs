@@ -1,5 +1,6 @@
 //! One module per subcommand group; each owns its clap arguments.
 
+pub mod environments;
 pub mod evidence;
 pub mod families;
 pub mod inputs;

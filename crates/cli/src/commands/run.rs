@@ -92,7 +92,8 @@ pub struct Args {
     /// domain operations and require at least 2 successful, distinct calls
     /// of the named suite's operations (target 3, at most 4 counted) before
     /// a final answer is accepted. Suites: `metpy_like`, `xclim_like`,
-    /// `cdo_like`.
+    /// `cdo_like` (our Rust operations modelled on those libraries, not the
+    /// libraries: see `--require-environment`).
     #[arg(long)]
     pub require_suite: Option<String>,
     /// Unloadable task files: an error, or skipped and named.
@@ -196,7 +197,7 @@ async fn run_async(args: Args) -> anyhow::Result<ExitCode> {
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
     let skipped = args.skip.check(&release, "run")?;
     let request = request_of(&args)?;
-    let prepared = earthverse_harness::prepare(&release, request)?;
+    let prepared = earthverse_harness::prepare(&release, request).await?;
     for note in &prepared.notes {
         eprintln!("{note}");
     }
