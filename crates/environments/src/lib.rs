@@ -29,6 +29,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod call;
 pub mod catalog;
 pub mod coverage;
 pub mod detect;

@@ -3,10 +3,10 @@
 //! turned into NetCDF by `ncgen` inside the sandbox) and which programs run
 //! in the sandbox, in order; and how the last one's output is read.
 
+use crate::call::{EnvironmentSettings, LoadedInput, WorkDir};
 use crate::catalog::{Environment, OperationSpec};
 use crate::detect::find_on_path;
 use crate::outcome::{Failure, FailureClass};
-use crate::tool::{EnvironmentSettings, LoadedInput, WorkDir};
 use earthverse_sandbox::SandboxProgram;
 use serde_json::{json, Map, Value};
 use std::fmt::Write as _;

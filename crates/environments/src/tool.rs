@@ -4,18 +4,16 @@
 //! library or runtime in the OS sandbox and returns an [`Outcome`].
 
 use crate::catalog::{EnvKind, Environment, OperationSpec};
-use crate::detect::{detect, DetectionContext};
+use crate::detect::detect;
 use crate::outcome::{Failure, FailureClass, Outcome};
 use crate::runner::run_sandboxed;
 use crate::runtime;
 use async_trait::async_trait;
 use earthverse_domain_ops::input::load_series;
-use earthverse_sandbox::{probe_interpreter, InterpreterInfo, PythonConfig, SandboxProgram};
+use earthverse_sandbox::{probe_interpreter, InterpreterInfo, SandboxProgram};
 use earthverse_tool_registry::{Tool, ToolContext, ToolFamily, ToolOutput};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
-use std::ffi::OsString;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 use tokio::sync::OnceCell;
@@ -23,68 +21,7 @@ use tokio::sync::OnceCell;
 /// The Python adapter over the seven libraries.
 pub const PYTHON_ADAPTER: &str = include_str!("../adapters/python_adapter.py");
 
-/// Where the environments run: the sandbox configuration of `python_exec`
-/// (its interpreter is the scientific Python; its limits bound every call)
-/// and the `PATH` searched for runtimes.
-#[derive(Debug, Clone, Default)]
-pub struct EnvironmentSettings {
-    /// Sandbox, interpreter and limits.
-    pub python: PythonConfig,
-    /// `PATH` for runtimes; `None`: the process's.
-    pub path: Option<OsString>,
-}
-
-impl EnvironmentSettings {
-    /// The detection context of these settings.
-    pub fn detection(&self) -> DetectionContext {
-        DetectionContext {
-            python: self.python.interpreter.clone(),
-            path: self.path.clone(),
-        }
-    }
-}
-
-/// One input series as read from the package.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LoadedInput {
-    /// Argument name.
-    pub name: &'static str,
-    /// Values (NaN = missing).
-    pub values: Vec<f64>,
-    /// Time labels.
-    pub times: Option<Vec<String>>,
-    /// Units (given, else the operation's default).
-    pub units: String,
-    /// Package-relative file.
-    pub file: String,
-    /// Field.
-    pub field: String,
-    /// Window kept.
-    pub window: Option<String>,
-}
-
-/// The per-call directory: on the host and as the sandbox sees it.
-#[derive(Debug, Clone)]
-pub struct WorkDir {
-    /// Host path (inside the run's scratch).
-    pub host: PathBuf,
-    /// The same directory inside the sandbox (`/scratch/environments/...`).
-    pub sandboxed: String,
-}
-
-impl WorkDir {
-    /// Writes a file into the directory.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<String, Failure> {
-        let path = self.host.join(name);
-        std::fs::write(&path, bytes).map_err(|e| {
-            Failure::new(
-                FailureClass::Adapter,
-                format!("cannot write {}: {e}", path.display()),
-            )
-        })?;
-        Ok(format!("{}/{name}", self.sandboxed))
-    }
-}
+pub use crate::call::{EnvironmentSettings, LoadedInput, WorkDir};
 
 /// An operation of an environment, callable as a tool.
 #[derive(Debug)]
