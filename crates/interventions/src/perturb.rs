@@ -255,6 +255,16 @@ pub enum PerturbError {
     /// The output directory is not empty.
     #[error("{0}: the output directory must be new or empty (the original is never overwritten)")]
     OutputNotEmpty(PathBuf),
+    /// Writing the perturbed release failed (a full disk, an unreadable
+    /// file); nothing was left at `out`.
+    #[error("writing the perturbed release {}", out.display())]
+    Writing {
+        /// The release that was being written.
+        out: PathBuf,
+        /// What failed (it names the staging folder's file).
+        #[source]
+        source: Box<PerturbError>,
+    },
     /// A task file is not JSON.
     #[error("{path}: {message}")]
     Task {
@@ -1622,7 +1632,10 @@ pub fn perturb_release_with(
         }
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
-            Err(e)
+            Err(PerturbError::Writing {
+                out: out.to_path_buf(),
+                source: Box::new(e),
+            })
         }
     }
 }
