@@ -544,7 +544,10 @@ impl RunRecord {
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory, flushed and synced, then renamed over `path`.
+/// directory, flushed and synced, then renamed over `path`. Temporary files
+/// of the same target left by a process that was killed while writing it
+/// (`.NAME.tmp.PID` of a PID that no longer lives) are removed then, so a
+/// rerun after a kill leaves the same files as an uninterrupted run.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     let io = |source| ControllerError::Io {
         path: path.to_path_buf(),
@@ -561,7 +564,31 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     file.write_all(bytes).map_err(io)?;
     file.sync_all().map_err(io)?;
     drop(file);
-    std::fs::rename(&tmp, path).map_err(io)
+    std::fs::rename(&tmp, path).map_err(io)?;
+    remove_stale_temporaries(dir, &name);
+    Ok(())
+}
+
+/// Removes `.NAME.tmp.PID` files in `dir` whose process is gone (best
+/// effort: a file that cannot be read or removed is left).
+pub fn remove_stale_temporaries(dir: &Path, name: &str) {
+    let prefix = format!(".{name}.tmp.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && crate::proc::pid_alive(pid) == Some(false) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// Serialises `value` as pretty JSON and writes it atomically.

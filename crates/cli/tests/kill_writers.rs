@@ -87,27 +87,36 @@ fn run_to_end(cache: &Path, args: &[String]) {
 /// point of that duration and reruns it; returns one line per seed.
 fn check_writer(writer: &Writer, scratch: &Path, cache: &Path, inputs: &[&Path]) -> Vec<String> {
     let before: Vec<_> = inputs.iter().map(|p| tree(p)).collect();
-    let path = |tag: &str| scratch.join(format!("{}-{tag}{}", writer.name, writer.suffix));
+    // Each output lives alone in its own folder, and the whole folder is
+    // compared: a temporary file a kill left beside it counts.
+    let path = |tag: &str| {
+        scratch
+            .join(format!("{}-{tag}", writer.name))
+            .join(format!("out{}", writer.suffix))
+    };
+    let folder = |out: &Path| out.parent().unwrap().to_path_buf();
     let reference_out = path("reference");
+    std::fs::create_dir_all(folder(&reference_out)).unwrap();
     let started = Instant::now();
     run_to_end(cache, &(writer.args)(&reference_out));
     let took = started.elapsed();
-    let reference = tree(&reference_out);
+    let reference = tree(&folder(&reference_out));
     assert!(!reference.is_empty(), "{} wrote nothing", writer.name);
     let salt = writer.name.bytes().map(u64::from).sum::<u64>();
     let mut lines = Vec::new();
     for seed in SEEDS {
         let out = path(&format!("seed{seed}"));
+        std::fs::create_dir_all(folder(&out)).unwrap();
         let delay = took.mul_f64(fraction(seed, salt));
         let mut child = earthverse(cache).args((writer.args)(&out)).spawn().unwrap();
         std::thread::sleep(delay);
         let running = child.try_wait().unwrap().is_none();
         child.kill().ok(); // SIGKILL
         child.wait().unwrap();
-        let left = tree(&out).len();
+        let left = tree(&folder(&out)).len();
         run_to_end(cache, &(writer.args)(&out));
         assert_eq!(
-            tree(&out),
+            tree(&folder(&out)),
             reference,
             "{} seed {seed}: killed after {delay:?} (running: {running}); the rerun differs",
             writer.name

@@ -71,9 +71,12 @@ pub fn refuse_output_on_inputs(
     ensure_output_outside(output, inputs, overlap).with_context(|| flag.to_string())
 }
 
-/// Writes `path` atomically: the bytes go to a temporary file beside it,
-/// which is renamed over `path` only once complete; on any error (a full
-/// disk) the temporary file is removed and `path` is left as it was.
+/// Writes `path` atomically: the bytes go to a temporary file beside it
+/// (`.NAME.tmp.PID`), which is renamed over `path` only once complete; on
+/// any error (a full disk) the temporary file is removed and `path` is left
+/// as it was. A temporary file of the same target left by a killed process
+/// is removed when the target is written (agent-controller's
+/// `write_atomic` rule), so a rerun after a kill leaves no stray file.
 pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> anyhow::Result<()>,
@@ -82,31 +85,29 @@ pub fn write_atomic(
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".earthverse-")
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .with_context(|| {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let result = (|| -> anyhow::Result<()> {
+        let mut file = std::fs::File::create(&tmp).with_context(|| {
             format!(
                 "writing {}: creating a temporary file in {}",
                 path.display(),
                 dir.display()
             )
         })?;
-    write(tmp.as_file_mut()).with_context(|| format!("writing {}", path.display()))?;
-    // A temporary file is made private (0600); the result is an ordinary file.
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(0o644))
+        write(&mut file).with_context(|| format!("writing {}", path.display()))?;
+        file.sync_all()
             .with_context(|| format!("writing {}", path.display()))?;
+        drop(file);
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+        return result;
     }
-    tmp.as_file()
-        .sync_all()
-        .with_context(|| format!("writing {}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| e.error)
-        .with_context(|| format!("writing {}", path.display()))?;
+    earthverse_agent_controller::record::remove_stale_temporaries(dir, &name);
     Ok(())
 }
