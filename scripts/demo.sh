@@ -11,8 +11,16 @@ cd "$(dirname "$0")/.."
 out="${1:-out/demo}"
 scripts/bootstrap.sh
 scripts/python-env.sh >/dev/null
-cargo build --release -p earthverse-cli --features full
-bin=target/release/earthverse
+# EARTHVERSE_DEMO_PROFILE=debug reuses the debug build of the test command
+# (all features), as CI does right after the tests; the default is a
+# release build.
+if [ "${EARTHVERSE_DEMO_PROFILE:-release}" = debug ]; then
+  cargo build -p earthverse-cli --all-features
+  bin=target/debug/earthverse
+else
+  cargo build --release -p earthverse-cli --features full
+  bin=target/release/earthverse
+fi
 release=fixtures/release
 mkdir -p "$out"
 
