@@ -123,11 +123,7 @@ impl ToolBox for PresentedToolBox {
         ToolBox::call(self.registry.as_ref(), ctx, tool, args).await
     }
 
-    fn open_session(&self, task_text: &str) -> Option<Box<dyn CatalogueSession>> {
-        Some(Box::new(self.session(task_text)))
-    }
-
-    fn open_session_with_package(
+    fn open_session(
         &self,
         task_text: &str,
         package_files: &[String],
@@ -139,10 +135,6 @@ impl ToolBox for PresentedToolBox {
 
     fn render_json(&self, value: &Value) -> String {
         ToolBox::render_json(self.registry.as_ref(), value)
-    }
-
-    fn render_output_text(&self, output: &Value) -> String {
-        ToolBox::render_output_text(self.registry.as_ref(), output)
     }
 }
 

@@ -18,7 +18,7 @@ use crate::record::{
 };
 use crate::settings::{ControllerSettings, Protocol};
 use crate::text::{cap_head, char_len};
-use crate::toolbox::{CatalogueSession, Resolution, ToolBox, ToolCallOutcome};
+use crate::toolbox::{render_output_text, CatalogueSession, Resolution, ToolBox, ToolCallOutcome};
 use earthverse_model_provider::{
     ChatModel, ChatRequest, ChatResponse, Message, ProviderError, Role, ToolCall, ToolDefinition,
 };
@@ -259,9 +259,7 @@ impl Controller {
             earthverse_package_model::evidence::list_package_files(&task.package_root)
                 .map(|files| files.into_iter().map(|f| f.package_relative).collect())
                 .unwrap_or_default();
-        let catalogue = self
-            .tools
-            .open_session_with_package(&task.question, &package_files);
+        let catalogue = self.tools.open_session(&task.question, &package_files);
         let task_text = prompts::task_message(
             &task.task_id,
             &task.event_id,
@@ -824,7 +822,7 @@ impl Controller {
         mut evidence_files: Vec<String>,
     ) -> ToolCallRecord {
         let preview = self.settings.record_output_chars;
-        let output_text = self.tools.render_output_text(&envelope.output);
+        let output_text = render_output_text(self.tools.as_ref(), &envelope.output);
         let mut record = ToolCallRecord {
             step,
             tool: call.tool.clone(),

@@ -24,7 +24,7 @@ use crate::protocol::{parse_reply, Action, FinalAnswer};
 use crate::record::{ModelCallLog, RunRecord, RunRecordBuilder, TerminationReason};
 use crate::settings::ControllerSettings;
 use crate::task::TaskInput;
-use crate::toolbox::ToolBox;
+use crate::toolbox::{render_output_text, ToolBox};
 use earthverse_model_provider::{ChatModel, ChatRequest, Message};
 use earthverse_package_model::evidence::list_package_files;
 use earthverse_package_model::{sniff_file, FileKind};
@@ -136,7 +136,7 @@ pub async fn serialise(
         for (tool, args) in calls {
             let outcome = tools.call(&ctx, tool, args).await;
             if !outcome.envelope.ok {
-                let why = tools.render_output_text(&outcome.envelope.output);
+                let why = render_output_text(tools, &outcome.envelope.output);
                 refusals.push(format!("{tool} refused: {}", cap(&why, 200)));
                 continue;
             }
@@ -145,8 +145,8 @@ pub async fn serialise(
                     .get("text")
                     .and_then(|t| t.as_str())
                     .map(str::to_string)
-                    .unwrap_or_else(|| tools.render_output_text(v)),
-                (_, v) => tools.render_output_text(v),
+                    .unwrap_or_else(|| render_output_text(tools, v)),
+                (_, v) => render_output_text(tools, v),
             });
             break;
         }

@@ -118,4 +118,6 @@ pub use settings::{
     Budgets, ContextPolicy, ControllerSettings, Price, Protocol, RequiredToolPolicy, ReviewSettings,
 };
 pub use solver::{Agent, AgentError, AgentFactory, Solver};
-pub use toolbox::{render_catalogue, CatalogueSession, Resolution, ToolBox, ToolCallOutcome};
+pub use toolbox::{
+    render_catalogue, render_output_text, CatalogueSession, Resolution, ToolBox, ToolCallOutcome,
+};

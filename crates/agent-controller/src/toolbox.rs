@@ -34,22 +34,17 @@ pub trait ToolBox: Send + Sync {
 
     /// A per-run view of the tools for a catalogue condition (Tables 4b,
     /// 6a–b): which tools the run is offered, under which names, and how
-    /// that changes during the run. `None` (the default) offers every tool
-    /// of [`ToolBox::definitions`] under its own name for the whole run.
-    fn open_session(&self, _task_text: &str) -> Option<Box<dyn CatalogueSession>> {
-        None
-    }
-
-    /// [`ToolBox::open_session`] for a task whose package holds
-    /// `package_files` (package-relative paths): conditions routed on task
-    /// *and package* cues (the cue-routed meteorology of App. A.3.4) read
-    /// them; the default ignores them.
-    fn open_session_with_package(
+    /// that changes during the run. `package_files` are the package-relative
+    /// paths of the task's package: conditions routed on task *and package*
+    /// cues (the cue-routed meteorology of App. A.3.4) read them. `None`
+    /// (the default) offers every tool of [`ToolBox::definitions`] under its
+    /// own name for the whole run.
+    fn open_session(
         &self,
-        task_text: &str,
+        _task_text: &str,
         _package_files: &[String],
     ) -> Option<Box<dyn CatalogueSession>> {
-        self.open_session(task_text)
+        None
     }
 
     /// Renders a JSON value for observations and records. The default is
@@ -58,14 +53,15 @@ pub trait ToolBox: Send + Sync {
     fn render_json(&self, value: &Value) -> String {
         serde_json::to_string_pretty(value).unwrap_or_default()
     }
+}
 
-    /// Renders a tool's `output` for `trajectory.json` (`output.text`):
-    /// strings as they are, anything else through [`ToolBox::render_json`].
-    fn render_output_text(&self, output: &Value) -> String {
-        match output {
-            Value::String(s) => s.clone(),
-            other => self.render_json(other),
-        }
+/// Renders a tool's `output` for `trajectory.json` (`output.text`):
+/// strings as they are, anything else through the tool box's
+/// [`ToolBox::render_json`].
+pub fn render_output_text(tools: &(impl ToolBox + ?Sized), output: &Value) -> String {
+    match output {
+        Value::String(s) => s.clone(),
+        other => tools.render_json(other),
     }
 }
 
@@ -96,10 +92,6 @@ impl ToolBox for earthverse_tool_registry::Registry {
 
     fn render_json(&self, value: &Value) -> String {
         earthverse_tool_registry::render::to_python_json_pretty(value)
-    }
-
-    fn render_output_text(&self, output: &Value) -> String {
-        earthverse_tool_registry::render::render_output_text(output)
     }
 }
 
