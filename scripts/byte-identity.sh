@@ -4,8 +4,9 @@
 #
 #   scripts/byte-identity.sh BEFORE_BIN AFTER_BIN [OUT]
 #
-# Runs score (deterministic judge), units, leaderboard, evidence, validate,
-# tools replay and oracle on the bundled fixtures and the development slice
+# Runs score (deterministic judge), units, leaderboard (text, slices, JSON,
+# JSONL and Parquet tables), compare (a pair and all pairs), report (HTML),
+# evidence, validate, tools replay and oracle on the bundled fixtures and the development slice
 # ($EARTHVERSE_DATA, default ../shared/earthverse-dev/data) with both
 # binaries and compares every output with cmp. Replays carry wall-clock
 # seconds, so they are also compared with those fields removed; outputs
@@ -27,6 +28,15 @@ for side in before after; do
   "$bin" units "$data" --runs "$data/exploration/trajectories" --json >"$o/dev-units-runs.json" 2>/dev/null
   "$bin" leaderboard --from-recorded "$data/exploration/trajectories" >"$o/dev-leaderboard.txt" 2>/dev/null
   "$bin" leaderboard "$o/dev-score.jsonl" --json 2>/dev/null | sed "s#$o/##g" >"$o/dev-leaderboard-scores.json"
+  "$bin" leaderboard --from-recorded "$data/exploration/trajectories" --by capability >"$o/dev-leaderboard-capability.txt" 2>/dev/null
+  "$bin" leaderboard --from-recorded "$data/exploration/trajectories" --by difficulty --json >"$o/dev-leaderboard-difficulty.json" 2>/dev/null
+  "$bin" leaderboard --from-recorded "$data/exploration/trajectories" --out "$o/dev-leaderboard-rows.parquet" --tasks-out "$o/dev-leaderboard-tasks.jsonl" >/dev/null 2>&1
+  "$bin" leaderboard "$o/fx-score.jsonl" --fill-missing --tasks-out "$o/fx-leaderboard-tasks.parquet" | sed "s#$o/##g" >"$o/fx-leaderboard.txt" 2>/dev/null
+  "$bin" compare claude-haiku-4-5 claude-sonnet-4-6 --from-recorded "$data/exploration/trajectories" >"$o/dev-compare.txt" 2>/dev/null
+  "$bin" compare --all-pairs --from-recorded "$data/exploration/trajectories" --zero-fill --metric unit-accuracy --json --out "$o/dev-compare-pairs.jsonl" >"$o/dev-compare-pairs.json" 2>/dev/null
+  "$bin" report --from-recorded "$data/exploration/trajectories" --html "$o/dev-report.html" >/dev/null 2>&1
+  "$bin" report "$o/fx-score.jsonl" --runs "$fixtures/exploration/trajectories" --html "$o/fx-report.html" >/dev/null 2>&1
+  sed -i "s#$o/##g" "$o/fx-report.html" 2>/dev/null
   "$bin" validate "$fixtures" --json >"$o/fx-validate.json" 2>/dev/null
   "$bin" validate "$data" --json >"$o/dev-validate.json" 2>/dev/null
   "$bin" evidence "$data" --runs "$data/exploration/trajectories" --json >"$o/dev-evidence.json" 2>/dev/null

@@ -543,52 +543,21 @@ impl RunRecord {
     }
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same
-/// directory, flushed and synced, then renamed over `path`. Temporary files
-/// of the same target left by a process that was killed while writing it
-/// (`.NAME.tmp.PID` of a PID that no longer lives) are removed then, so a
-/// rerun after a kill leaves the same files as an uninterrupted run.
+/// Writes `bytes` to `path` atomically
+/// ([`earthverse_package_model::output::write_atomic`], the workspace's one
+/// atomic writer).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let io = |source| ControllerError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let mut file = std::fs::File::create(&tmp).map_err(io)?;
-    file.write_all(bytes).map_err(io)?;
-    file.sync_all().map_err(io)?;
-    drop(file);
-    std::fs::rename(&tmp, path).map_err(io)?;
-    remove_stale_temporaries(dir, &name);
-    Ok(())
-}
-
-/// Removes `.NAME.tmp.PID` files in `dir` whose process is gone (best
-/// effort: a file that cannot be read or removed is left).
-pub fn remove_stale_temporaries(dir: &Path, name: &str) {
-    let prefix = format!(".{name}.tmp.");
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let file_name = entry.file_name();
-        let Some(pid) = file_name
-            .to_str()
-            .and_then(|n| n.strip_prefix(&prefix))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && crate::proc::pid_alive(pid) == Some(false) {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    earthverse_package_model::output::write_atomic(path, |file| file.write_all(bytes)).map_err(
+        |e| match e {
+            earthverse_package_model::OutputError::Write { path, source } => {
+                ControllerError::Io { path, source }
+            }
+            other => ControllerError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(other.to_string()),
+            },
+        },
+    )
 }
 
 /// Serialises `value` as pretty JSON and writes it atomically.

@@ -41,11 +41,11 @@ enum Command {
     /// Score runs with a judge into evaluation records (§4.1).
     Score(commands::score::ScoreArgs),
     /// Aggregate evaluation records into a leaderboard (Table 2).
-    Leaderboard(commands::stats::LeaderboardArgs),
+    Leaderboard(commands::leaderboard::LeaderboardArgs),
     /// Paired bootstrap comparison of two conditions (App. C.5).
-    Compare(commands::stats::CompareArgs),
+    Compare(commands::compare::CompareArgs),
     /// Write a self-contained HTML report.
-    Report(commands::stats::ReportArgs),
+    Report(commands::report::ReportArgs),
     /// Answer-free oracles of the tasks, leak-checked (App. A.3.1, Table 4).
     Oracle(commands::oracle::Args),
     /// Write a perturbed copy of a release (App. A.3.3, Table 4c).
@@ -112,9 +112,9 @@ fn main() -> ExitCode {
         Command::Evidence(args) => commands::evidence::run(args),
         Command::Merge(args) => commands::merge::run(args),
         Command::Score(args) => commands::score::run_score(args),
-        Command::Leaderboard(args) => commands::stats::run_leaderboard(args),
-        Command::Compare(args) => commands::stats::run_compare(args),
-        Command::Report(args) => commands::stats::run_report(args),
+        Command::Leaderboard(args) => commands::leaderboard::run_leaderboard(args),
+        Command::Compare(args) => commands::compare::run_compare(args),
+        Command::Report(args) => commands::report::run_report(args),
         Command::Study(cmd) => commands::study::run(cmd),
         Command::Oracle(args) => commands::oracle::run(args),
         Command::Perturb(args) => commands::perturb::run(args),

@@ -34,11 +34,15 @@ impl Provider {
 /// Where a provider is reached: both fields default to the provider's own
 /// (its public endpoint and key variable, e.g. `OPENAI_API_KEY`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct Endpoint {
-    /// Base URL (OpenAI-compatible: up to `/v1`; Anthropic: without `/v1`).
-    /// With it, no API key is sent unless [`Endpoint::api_key_env`] names one.
+    /// Base URL of the model endpoint (OpenAI-compatible: up to `/v1`;
+    /// Anthropic: without `/v1`). With it, no API key is sent unless
+    /// `--api-key-env` names one.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub base_url: Option<String>,
-    /// Environment variable holding the API key.
+    /// Environment variable holding the endpoint's API key.
+    #[cfg_attr(feature = "clap", arg(long))]
     pub api_key_env: Option<String>,
 }
 

@@ -76,6 +76,16 @@ pub enum OutputError {
         /// The input as given.
         input: PathBuf,
     },
+    /// Writing the output failed (nothing was left at `path`: see
+    /// [`write_atomic`]).
+    #[error("writing {path}: {source}")]
+    Write {
+        /// The output being written.
+        path: PathBuf,
+        /// The underlying error (a full disk, a read-only folder, ...).
+        #[source]
+        source: std::io::Error,
+    },
     /// A path could not be canonicalised.
     #[error("{path}: {source}")]
     Io {
@@ -203,6 +213,94 @@ fn place_at_depth(path: &Path, depth: usize) -> Result<PathBuf, OutputError> {
     }
 }
 
+/// Writes `path` atomically: `write` fills a temporary file beside it
+/// (`.NAME.tmp.PID`), which is synced and renamed over `path` only once
+/// complete. On any error (a full disk, a read-only folder) the temporary
+/// file is removed and `path` is left as it was. Temporary files of the same
+/// target left by a process that was killed while writing it are removed
+/// when the target is written ([`remove_stale_temporaries`]), so a rerun
+/// after a kill leaves the same files as an uninterrupted run. The parent
+/// folder is created if missing.
+///
+/// This is the one atomic writer of the workspace: run records, batch
+/// plans, score sidecars, tables, reports and study outputs all go through
+/// it.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use earthverse_package_model::output::write_atomic;
+/// use std::io::Write as _;
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("table.jsonl");
+/// write_atomic(&path, |file| file.write_all(b"{}\n"))?;
+/// // A failed write leaves the previous content and no temporary file.
+/// let failed = write_atomic(&path, |_| Err(std::io::Error::other("disk full")));
+/// assert!(failed.unwrap_err().to_string().contains("table.jsonl"));
+/// assert_eq!(std::fs::read(&path)?, b"{}\n");
+/// assert_eq!(std::fs::read_dir(dir.path())?.count(), 1);
+/// # Ok(()) }
+/// ```
+pub fn write_atomic(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> Result<(), OutputError> {
+    use std::io::Write as _;
+    let failed = |source| OutputError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        write(&mut file)?;
+        file.flush()?;
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&tmp, path)
+    })();
+    if let Err(source) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(failed(source));
+    }
+    remove_stale_temporaries(dir, &name);
+    Ok(())
+}
+
+/// Removes `.NAME.tmp.PID` files in `dir` whose process is gone (best
+/// effort: a file that cannot be read or removed is left; on a system
+/// without `/proc` nothing is removed).
+pub fn remove_stale_temporaries(dir: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.tmp.");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(pid) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
@@ -214,7 +312,7 @@ mod tests {
             Err(OutputError::Same { .. }) => Some("same"),
             Err(OutputError::Inside { .. }) => Some("inside"),
             Err(OutputError::Holds { .. }) => Some("holds"),
-            Err(OutputError::Io { .. }) => Some("io"),
+            Err(OutputError::Io { .. } | OutputError::Write { .. }) => Some("io"),
         }
     }
 

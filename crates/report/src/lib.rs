@@ -50,6 +50,7 @@ pub mod families;
 mod html;
 pub mod plots;
 mod study;
+pub mod text;
 
 pub use error::{Error, Result};
 pub use html::{escape, render_html, CriterionRow, ReportInput, TaskDetail, UnitRow};

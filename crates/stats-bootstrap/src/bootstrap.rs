@@ -25,14 +25,20 @@ pub const PAPER_SEED: u64 = 2026;
 /// Confidence level of the paper's intervals.
 pub const PAPER_CONFIDENCE: f64 = 0.95;
 
-/// How to bootstrap: resamples, seed, confidence level.
+/// How to bootstrap: resamples, seed, confidence level. With the `clap`
+/// feature it is the shared `--resamples`, `--seed`, `--confidence` flags
+/// of every command that draws intervals, defaulting to the paper's.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct BootstrapConfig {
-    /// Number of resamples `R`.
+    /// Bootstrap resamples `R` (App. C.5: 5,000).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PAPER_RESAMPLES))]
     pub resamples: usize,
-    /// ChaCha20 seed.
+    /// ChaCha20 seed of the resampling (App. C.5: 2026).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PAPER_SEED))]
     pub seed: u64,
-    /// Two-sided confidence level, e.g. 0.95.
+    /// Two-sided confidence level of the intervals (App. C.5: 0.95).
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = PAPER_CONFIDENCE))]
     pub confidence: f64,
 }
 

@@ -203,6 +203,7 @@ pub fn fill_missing_as_failures(outcomes: &mut Vec<TaskOutcome>, tasks: &[String
 /// What a slice table groups tasks by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum SliceBy {
     /// Capability tags (Table 8); tags overlap, so a task counts in several columns.
     Capability,

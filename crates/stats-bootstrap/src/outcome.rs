@@ -188,6 +188,7 @@ fn check_score(system: &str, task: &str, field: &'static str, value: f64) -> Res
 /// A per-task quality metric, each on 0–100.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Metric {
     /// `A = min(H, U)`.
     Answer,

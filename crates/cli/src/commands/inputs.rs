@@ -71,43 +71,29 @@ pub fn refuse_output_on_inputs(
     ensure_output_outside(output, inputs, overlap).with_context(|| flag.to_string())
 }
 
-/// Writes `path` atomically: the bytes go to a temporary file beside it
-/// (`.NAME.tmp.PID`), which is renamed over `path` only once complete; on
-/// any error (a full disk) the temporary file is removed and `path` is left
-/// as it was. A temporary file of the same target left by a killed process
-/// is removed when the target is written (agent-controller's
-/// `write_atomic` rule), so a rerun after a kill leaves no stray file.
-pub fn write_atomic(
-    path: &Path,
-    write: impl FnOnce(&mut std::fs::File) -> anyhow::Result<()>,
+/// Refuses each given output (named by its flag) that lands on one of the
+/// inputs.
+pub fn refuse_outputs(
+    outputs: &[(&str, Option<&Path>)],
+    inputs: &[(&str, &Path)],
 ) -> anyhow::Result<()> {
-    let dir = match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => parent,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let result = (|| -> anyhow::Result<()> {
-        let mut file = std::fs::File::create(&tmp).with_context(|| {
-            format!(
-                "writing {}: creating a temporary file in {}",
-                path.display(),
-                dir.display()
-            )
-        })?;
-        write(&mut file).with_context(|| format!("writing {}", path.display()))?;
-        file.sync_all()
-            .with_context(|| format!("writing {}", path.display()))?;
-        drop(file);
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-        return result;
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            refuse_output_on_inputs(flag, path, inputs, Overlap::Outside)?;
+        }
     }
-    earthverse_agent_controller::record::remove_stale_temporaries(dir, &name);
     Ok(())
+}
+
+/// Writes command output to stdout; a closed pipe (`| head`) is not an error.
+pub fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
 }

@@ -1,17 +1,19 @@
 //! One module per subcommand group; each owns its clap arguments.
 
+pub mod compare;
 pub mod environments;
 pub mod evidence;
 pub mod families;
 pub mod inputs;
+pub mod leaderboard;
 pub mod merge;
 pub mod oracle;
 pub mod perturb;
+pub mod report;
 pub mod review;
 pub mod review_server;
 pub mod run;
 pub mod score;
-pub mod stats;
 pub mod study;
 pub mod tools;
 pub mod units;
