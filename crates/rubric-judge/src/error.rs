@@ -88,6 +88,31 @@ pub enum JudgeError {
         #[source]
         source: std::io::Error,
     },
+    /// Release or run files could not be loaded.
+    #[error("{what} {path}")]
+    Package {
+        /// What was being done.
+        what: &'static str,
+        /// The file or folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: earthverse_package_model::PackageError,
+    },
+    /// Run files that do not load or answer no task of the release (the
+    /// one rule for unloadable inputs: an error naming each, unless the
+    /// caller skips them).
+    #[error(
+        "units: {} run file(s) under {} do not load or answer no task of the release; \
+         fix them, or give --skip-invalid to score the rest and list them:\n{}",
+        .runs.len(), .dir.display(), .runs.join("\n")
+    )]
+    UnloadableRuns {
+        /// The runs folder.
+        dir: PathBuf,
+        /// Each run file and why.
+        runs: Vec<String>,
+    },
     /// A JSON (de)serialisation problem outside model output parsing.
     #[error("invalid JSON in {context}")]
     Json {

@@ -33,8 +33,10 @@ mod pairwise;
 mod parse;
 mod prompt;
 mod record;
+mod release_scoring;
 mod rubric;
 mod scoring;
+pub mod unit_study;
 mod units;
 
 pub use batch::{
@@ -67,6 +69,9 @@ pub use prompt::{
 pub use record::{
     clamp_pct, task_scores, AnswerUnitEntry, CriterionEntry, EvaluationRecord, RunStatus,
     TaskLabels, TaskScores, TrajectoryFigures, Verdict, STRICT_THRESHOLD,
+};
+pub use release_scoring::{
+    drop_in_background, score_release, JudgeCalls, JudgeChoice, ScoreJob, ScoredRelease,
 };
 pub use rubric::{
     CoverageBand, Criterion, Rubric, RubricReport, COVERAGE_BANDS, MAX_CRITERIA, MIN_CRITERIA,

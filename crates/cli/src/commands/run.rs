@@ -53,14 +53,13 @@ pub struct Args {
     /// `N/min`, `N/h` or `N/<seconds>s` (e.g. `60/min`).
     #[arg(long, value_name = "N/UNIT")]
     pub max_request_rate: Option<String>,
-    /// Base URL of an OpenAI-compatible or Anthropic server (e.g.
-    /// `http://127.0.0.1:8080/v1` for vLLM, llama.cpp or Ollama).
-    #[arg(long)]
-    pub base_url: Option<String>,
-    /// Environment variable holding the API key (default `OPENAI_API_KEY` /
-    /// `ANTHROPIC_API_KEY`; with `--base-url` and no `--api-key-env`, no key).
-    #[arg(long)]
-    pub api_key_env: Option<String>,
+    /// The model server: an OpenAI-compatible or Anthropic endpoint (e.g.
+    /// `--base-url http://127.0.0.1:8080/v1` for vLLM, llama.cpp or Ollama);
+    /// the API key variable defaults to `OPENAI_API_KEY` /
+    /// `ANTHROPIC_API_KEY`, and with `--base-url` and no `--api-key-env` no
+    /// key is sent.
+    #[command(flatten)]
+    pub endpoint: Endpoint,
     /// Output directory; records go to `<out>/<system>/<task_id>/`.
     #[arg(long)]
     pub out: PathBuf,
@@ -166,11 +165,7 @@ pub(super) fn request_of(args: &Args) -> anyhow::Result<RunRequest> {
         "native" => Protocol::NativeTools,
         other => bail!("--protocol must be `json` or `native`, not `{other}`"),
     };
-    let endpoint = Endpoint {
-        base_url: args.base_url.clone(),
-        api_key_env: args.api_key_env.clone(),
-    };
-    let agent = AgentSpec::parse(&args.agent, &endpoint)?;
+    let agent = AgentSpec::parse(&args.agent, &args.endpoint)?;
     let mut request = RunRequest::new(agent, &args.out);
     request.system = args.system.clone();
     request.tasks = args.tasks.as_deref().map(TaskFilter::parse).transpose()?;

@@ -3,13 +3,10 @@
 
 use anyhow::{bail, Context};
 use earthverse_model_provider::{ChatModel, Endpoint, ProviderSpec};
-use earthverse_rubric_judge::evidence::ClaimSource;
 use earthverse_rubric_judge::{
-    compare_published, done_keys, load_tasks_except, read_records, score_batch, Agreement,
-    EvaluationRecord, Judge, JudgeCache, LlmJudge, RecordWriter, ReleaseDeterministicJudge,
-    ScoreInput, ScoreOptions, UnitReading,
+    compare_published, drop_in_background, score_release, Agreement, EvaluationRecord, JudgeChoice,
+    ScoreJob, ScoredRelease, UnitReading,
 };
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -25,14 +22,9 @@ pub struct ScoreArgs {
     /// Judge: `deterministic`, `openai:MODEL` or `anthropic:MODEL`.
     #[arg(long, default_value = "deterministic")]
     pub judge: String,
-    /// Base URL of the judge endpoint (OpenAI-compatible: up to `/v1`;
-    /// Anthropic: without `/v1`). With it, no API key is sent unless
-    /// `--api-key-env` names one.
-    #[arg(long)]
-    pub base_url: Option<String>,
-    /// Environment variable holding the judge's API key.
-    #[arg(long)]
-    pub api_key_env: Option<String>,
+    /// The judge's endpoint.
+    #[command(flatten)]
+    pub endpoint: Endpoint,
     /// Judge cache directory (LLM judges; default: `judge-cache` beside `--out`).
     #[arg(long)]
     pub cache: Option<PathBuf>,
@@ -73,17 +65,15 @@ pub struct ScoreArgs {
     pub skip: super::inputs::SkipInvalid,
 }
 
-fn build_model(args: &ScoreArgs) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
-    if args.judge == "deterministic" {
+/// The judge model of `--judge` (`None` for `deterministic`), built by
+/// `model_provider::from_spec`'s parser (shared with `study report`).
+pub fn judge_model(judge: &str, endpoint: &Endpoint) -> anyhow::Result<Option<Arc<dyn ChatModel>>> {
+    if judge == "deterministic" {
         return Ok(None);
     }
-    let endpoint = Endpoint {
-        base_url: args.base_url.clone(),
-        api_key_env: args.api_key_env.clone(),
-    };
-    let model = ProviderSpec::parse_required(&args.judge)
-        .and_then(|spec| spec.build(&endpoint))
-        .with_context(|| format!("--judge `{}` (or `deterministic`)", args.judge))?;
+    let model = ProviderSpec::parse_required(judge)
+        .and_then(|spec| spec.build(endpoint))
+        .with_context(|| format!("--judge `{judge}` (or `deterministic`)"))?;
     Ok(Some(model))
 }
 
@@ -115,7 +105,7 @@ fn score_into(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         "all" => UnitReading::All,
         other => bail!("--units `{other}`: expected judge, required or all"),
     };
-    let model = build_model(&args)?;
+    let model = judge_model(&args.judge, &args.endpoint)?;
     // The release first: the one rule for unloadable task files.
     let release = earthverse_package_model::Release::load(&args.release_root)
         .with_context(|| format!("loading release {}", args.release_root.display()))?;
@@ -136,77 +126,29 @@ fn score_into(args: ScoreArgs) -> anyhow::Result<ExitCode> {
             earthverse_package_model::Overlap::Outside,
         )?;
     }
-    tracing::debug!("score: loading tasks");
-    let skipped_paths: Vec<PathBuf> = skipped.iter().map(|e| e.path.clone()).collect();
-    // Runs of a skipped task file (its name is the task id) are not scored
-    // either; they are counted and named.
-    let skipped_ids: BTreeSet<String> = skipped_paths
-        .iter()
-        .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .collect();
-    let tasks = load_tasks_except(&args.release_root, &skipped_paths)
-        .with_context(|| format!("loading tasks of {}", args.release_root.display()))?;
-    for task in tasks.values() {
-        let report = task.rubric.validate();
-        for problem in &report.errors {
-            eprintln!("score: warning: task {} rubric: {problem}", task.task_id);
-        }
-        for advice in &report.warnings {
-            tracing::info!(task = %task.task_id, %advice, "rubric coverage");
-        }
-    }
-    tracing::debug!(tasks = tasks.len(), "score: tasks loaded");
-    // The reference analysis files of each task, for the claim ledger.
-    let references: BTreeMap<String, Vec<String>> =
-        earthverse_rubric_judge::evidence::task_references(&release)
-            .into_iter()
-            .map(|(id, files)| (id.to_owned(), files))
-            .collect();
-    tracing::debug!("score: release and references loaded");
     refuse_incomplete(&args)?;
-    let previous = if args.restart {
-        Vec::new()
-    } else {
-        read_records(&args.out).with_context(|| format!("resuming {}", args.out.display()))?
+    let judge = match model {
+        None => JudgeChoice::Deterministic,
+        Some(model) => JudgeChoice::Llm {
+            model,
+            cache_dir: args.cache.clone().unwrap_or_else(|| {
+                args.out
+                    .parent()
+                    .map(|p| p.join("judge-cache"))
+                    .unwrap_or_else(|| PathBuf::from("judge-cache"))
+            }),
+            max_attempts: args.max_judge_attempts,
+        },
     };
-    let done = done_keys(&previous);
-    let mut writer = RecordWriter::resume(&args.out, &previous)?;
-    let mut records: Vec<EvaluationRecord> = previous;
-    let claim_source = Arc::new(ClaimSource {
-        reading,
-        references,
-    });
-    let llm = model.map(|model| {
-        let cache_dir = args.cache.clone().unwrap_or_else(|| {
-            args.out
-                .parent()
-                .map(|p| p.join("judge-cache"))
-                .unwrap_or_else(|| PathBuf::from("judge-cache"))
-        });
-        let judge = LlmJudge::new(model)
-            .with_cache(JudgeCache::new(&cache_dir))
-            .with_max_attempts(args.max_judge_attempts)
-            .with_claims(Arc::clone(&claim_source));
-        (Arc::new(judge), cache_dir)
-    });
-    let judge: Arc<dyn Judge> = match &llm {
-        Some((judge, _)) => Arc::clone(judge) as Arc<dyn Judge>,
-        None => Arc::new(
-            ReleaseDeterministicJudge::new(reading, tasks.keys().cloned())
-                .with_claims(Arc::clone(&claim_source)),
-        ),
-    };
-    let tasks = Arc::new(tasks);
-    let input = ScoreInput {
+    let job = ScoreJob {
         runs_dir: args.runs.clone(),
-        release_root: args.release_root.clone(),
-        tasks: Arc::clone(&tasks),
-        skipped_tasks: skipped_ids,
-        done,
-    };
-    let options = ScoreOptions {
+        out: args.out.clone(),
+        restart: args.restart,
+        judge,
+        reading,
         jobs: args.jobs,
         keep_runs: args.compare_published || args.compare_json.is_some(),
+        skipped_task_files: skipped.iter().map(|e| e.path.clone()).collect(),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -214,35 +156,45 @@ fn score_into(args: ScoreArgs) -> anyhow::Result<ExitCode> {
         .build()
         .context("starting the async runtime")?;
     let batch = runtime
-        .block_on(score_batch(input, Arc::clone(&judge), &mut writer, options))
-        .with_context(|| format!("reading runs under {}", args.runs.display()))?;
+        .block_on(score_release(&release, &args.release_root, job))
+        .with_context(|| {
+            format!(
+                "scoring the runs under {} against {} into {}",
+                args.runs.display(),
+                args.release_root.display(),
+                args.out.display()
+            )
+        })?;
+    for (task, problem) in &batch.rubric_problems {
+        eprintln!("score: warning: task {task} rubric: {problem}");
+    }
     eprintln!(
         "score: {} runs found, {} already in {}, {} scored with judge {}",
         batch.found,
         batch.already,
         args.out.display(),
-        batch.records.len(),
+        batch.scored,
         args.judge
     );
-    records.extend(batch.records);
-    let runs = batch.runs;
-    let runs_of_skipped = batch.runs_of_skipped;
-    // The per-task structures are large: freed off the main thread.
-    drop_in_background((judge, claim_source, tasks));
-    if let Some((judge, cache_dir)) = &llm {
-        let stats = judge.stats();
-        use std::sync::atomic::Ordering::Relaxed;
+    if let Some((calls, cache_dir)) = &batch.judge_calls {
         eprintln!(
             "score: judge calls {}, invalid judge replies {}, cache hits {} (cache {})",
-            stats.model_calls.load(Relaxed),
-            stats.invalid_replies.load(Relaxed),
-            stats.cache_hits.load(Relaxed),
+            calls.model_calls,
+            calls.invalid_replies,
+            calls.cache_hits,
             cache_dir.display()
         );
     }
-    if !batch.failures.is_empty() {
-        let failed = batch.failures.len();
-        for (path, err) in batch.failures {
+    let ScoredRelease {
+        records,
+        runs,
+        runs_of_skipped,
+        failures,
+        ..
+    } = batch;
+    if !failures.is_empty() {
+        let failed = failures.len();
+        for (path, err) in failures {
             eprintln!("score: {}: {:#}", path.display(), anyhow::Error::new(err));
         }
         eprintln!(
@@ -297,16 +249,6 @@ fn score_into(args: ScoreArgs) -> anyhow::Result<ExitCode> {
     }
     drop_in_background((records, runs));
     Ok(ExitCode::SUCCESS)
-}
-
-/// Drops `value` on another thread: freeing the many small allocations of
-/// the runs, tasks and records takes a noticeable share of a whole-release
-/// `score`, and nothing waits for it (at exit the process ends it).
-fn drop_in_background<T: Send + 'static>(value: T) {
-    // When no thread can be started the value is dropped here instead.
-    let _ = std::thread::Builder::new()
-        .name("score-drop".into())
-        .spawn(move || drop(value));
 }
 
 /// Refuses (or, with `--allow-partial`, warns about) a runs directory

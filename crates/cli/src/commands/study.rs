@@ -2,16 +2,18 @@
 //! (paper §5.2, App. A; Tables 3, 4, 6) from one manifest. Manifests, task
 //! draws, shared runs, diagnostics and the report are `earthverse-study`'s;
 //! the tables are rendered by `earthverse-report`; the conditions run
-//! through `earthverse_study::run_study`. Here: the arguments, printing,
-//! and scoring each folder of runs through `earthverse score`.
+//! through `earthverse_study::run_study`; each folder of runs is scored by
+//! `earthverse_rubric_judge::score_release`. Here: the arguments and
+//! printing.
 
 use super::run::{Args as RunArgs, ConditionArgs, Progress};
-use super::score::{run_score, ScoreArgs};
-use super::stats::load_records_file;
 use anyhow::{bail, Context};
 use earthverse_agent_controller::batch::BatchObserver;
 use earthverse_harness::RunOutcome;
+use earthverse_model_provider::Endpoint;
+use earthverse_outcomes::load_records_file;
 use earthverse_package_model::Release;
+use earthverse_rubric_judge::{score_release, JudgeChoice, ScoreJob, UnitReading};
 use earthverse_stats_bootstrap::BootstrapConfig;
 use earthverse_study::{
     build_report, load_manifest, read_study, study_diagnostics, study_not_applicable,
@@ -54,12 +56,9 @@ pub struct StudyRunArgs {
     /// Run only shard K of N of every condition (stable hash of the task id).
     #[arg(long)]
     pub shard: Option<String>,
-    /// Base URL of the model server (as for `earthverse run`).
-    #[arg(long)]
-    pub base_url: Option<String>,
-    /// Environment variable holding the API key.
-    #[arg(long)]
-    pub api_key_env: Option<String>,
+    /// The model server (as for `earthverse run`).
+    #[command(flatten)]
+    pub endpoint: Endpoint,
     /// Tool protocol: `json` (reference) or `native`.
     #[arg(long, default_value = "json")]
     pub protocol: String,
@@ -99,24 +98,18 @@ pub struct StudyReportArgs {
     /// Judge for the scores (as for `earthverse score`).
     #[arg(long, default_value = "deterministic")]
     pub judge: String,
-    /// Base URL of the judge endpoint.
-    #[arg(long)]
-    pub base_url: Option<String>,
-    /// Environment variable holding the judge's API key.
-    #[arg(long)]
-    pub api_key_env: Option<String>,
+    /// The judge's endpoint.
+    #[command(flatten)]
+    pub endpoint: Endpoint,
     /// Print the report as JSON instead of tables.
     #[arg(long)]
     pub json: bool,
     /// Also write the report as a self-contained HTML page.
     #[arg(long)]
     pub html: Option<PathBuf>,
-    /// Bootstrap resamples (App. C.5: 5,000).
-    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_RESAMPLES)]
-    pub resamples: usize,
-    /// Bootstrap seed (App. C.5: 2026).
-    #[arg(long, default_value_t = earthverse_stats_bootstrap::PAPER_SEED)]
-    pub seed: u64,
+    /// The paired bootstrap of the report's differences.
+    #[command(flatten)]
+    pub bootstrap: BootstrapConfig,
     /// Tie margin of win / tie / loss, in Core points (ours; Fig. 7).
     #[arg(long, default_value_t = earthverse_stats_bootstrap::PAIRWISE_TIE_MARGIN)]
     pub tie_margin: f64,
@@ -158,8 +151,7 @@ pub fn run_study(args: StudyRunArgs) -> anyhow::Result<ExitCode> {
         tasks: None,
         concurrency: args.concurrency,
         shard: args.shard.clone(),
-        base_url: args.base_url.clone(),
-        api_key_env: args.api_key_env.clone(),
+        endpoint: args.endpoint.clone(),
         out: args.out.join("runs"),
         system: None,
         protocol: args.protocol.clone(),
@@ -254,6 +246,29 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
             earthverse_package_model::Overlap::Outside,
         )?;
     }
+    // The study's task files that `study run` skipped are named in the
+    // report; any other unloadable task file is an error.
+    let release = Release::load(&study.release)
+        .with_context(|| format!("loading the study's release {}", study.release.display()))?;
+    let skipped = super::inputs::SkipInvalid {
+        skip_invalid: !study.draw.skipped_task_files.is_empty(),
+    }
+    .check(&release, "study report")?;
+    let judge = match super::score::judge_model(&args.judge, &args.endpoint)? {
+        None => JudgeChoice::Deterministic,
+        Some(model) => JudgeChoice::Llm {
+            model,
+            cache_dir: args.dir.join("judge-cache"),
+            max_attempts: earthverse_rubric_judge::DEFAULT_MAX_JUDGE_ATTEMPTS,
+        },
+    };
+    std::fs::create_dir_all(args.dir.join("scores"))
+        .with_context(|| format!("creating {}", args.dir.join("scores").display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     let folders: BTreeSet<&str> = study.conditions.iter().map(|c| c.runs.as_str()).collect();
     let mut scored = BTreeMap::new();
     for folder in folders {
@@ -262,33 +277,23 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
             continue;
         }
         let scores = args.dir.join("scores").join(format!("{folder}.jsonl"));
-        std::fs::create_dir_all(args.dir.join("scores"))
-            .with_context(|| format!("creating {}", args.dir.join("scores").display()))?;
-        let code = run_score(ScoreArgs {
-            release_root: study.release.clone(),
-            runs,
-            judge: args.judge.clone(),
-            base_url: args.base_url.clone(),
-            api_key_env: args.api_key_env.clone(),
-            cache: Some(args.dir.join("judge-cache")),
+        let job = ScoreJob {
+            runs_dir: runs,
             out: scores.clone(),
             restart: false,
+            judge: judge.clone(),
+            reading: UnitReading::Judge,
             jobs: 4,
-            max_judge_attempts: earthverse_rubric_judge::DEFAULT_MAX_JUDGE_ATTEMPTS,
-            units: "judge".into(),
-            compare_published: false,
-            compare_json: None,
-            quiet: true,
-            // A folder may hold planned runs of another study; whether
-            // this study's own runs are all there is build_report's check.
-            allow_partial: true,
-            // The task files `study run` skipped are named in the report.
-            skip: super::inputs::SkipInvalid {
-                skip_invalid: !study.draw.skipped_task_files.is_empty(),
-            },
-        })
-        .with_context(|| format!("scoring the runs of runs/{folder}"))?;
-        if code != ExitCode::SUCCESS {
+            keep_runs: false,
+            skipped_task_files: skipped.iter().map(|e| e.path.clone()).collect(),
+        };
+        let scored_now = runtime
+            .block_on(score_release(&release, &study.release, job))
+            .with_context(|| format!("scoring the runs of runs/{folder}"))?;
+        for (path, err) in &scored_now.failures {
+            eprintln!("study report: {}: {err}", path.display());
+        }
+        if !scored_now.failures.is_empty() {
             bail!("scoring runs/{folder} did not finish; rerun the report");
         }
         if scores.is_file() && std::fs::metadata(&scores)?.len() > 0 {
@@ -296,11 +301,7 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let settings = ReportSettings {
-        bootstrap: BootstrapConfig {
-            resamples: args.resamples,
-            seed: args.seed,
-            ..BootstrapConfig::default()
-        },
+        bootstrap: args.bootstrap,
         tie_margin: args.tie_margin,
         all_pairs: args.all_pairs,
         allow_partial: args.allow_partial,
@@ -322,9 +323,8 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
     }
     if let Some(path) = &args.html {
         let html = earthverse_report::render_study_html(&report);
-        super::inputs::write_atomic(path, |file| {
-            std::io::Write::write_all(file, html.as_bytes())?;
-            Ok(())
+        earthverse_package_model::output::write_atomic(path, |file| {
+            std::io::Write::write_all(file, html.as_bytes())
         })?;
     }
     if args.json {
