@@ -34,10 +34,12 @@ fn main() -> anyhow::Result<()> {
     let d = &record.trajectory.diagnostics;
     println!(
         "run_status={} termination={} tool_calls={} model_rounds={}",
-        d.run_status.map_or("-", |s| s.as_str()),
-        d.termination_reason
-            .as_ref()
-            .map_or_else(|| "-".to_string(), |t| t.name()),
+        d.run_status
+            .map_or(earthverse_stats_bootstrap::UNDEFINED, |s| s.as_str()),
+        d.termination_reason.as_ref().map_or_else(
+            || earthverse_stats_bootstrap::UNDEFINED.to_string(),
+            |t| t.name()
+        ),
         d.tool_calls.unwrap_or(0),
         d.model_rounds.unwrap_or(0)
     );

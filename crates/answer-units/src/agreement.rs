@@ -199,8 +199,15 @@ pub fn within(diffs: &[f64], k: f64) -> Option<f64> {
     })
 }
 
+/// How every text table and page of the workspace prints a figure or value
+/// it does not have: an undefined statistic (a correlation of constant
+/// series, a κ of one class), a figure no run recorded, an absent value.
+/// One spelling everywhere, so a reader never wonders whether `-`, `–` and
+/// `n/a` mean different things.
+pub const UNDEFINED: &str = "n/a";
+
 /// A figure for printing: the value with the caller's width and precision,
-/// or `n/a` (padded to the width) when undefined.
+/// or [`UNDEFINED`] (padded to the width) when undefined.
 ///
 /// ```
 /// use earthverse_answer_units::shown;
@@ -222,7 +229,7 @@ impl std::fmt::Display for Shown {
             Some(v) => std::fmt::Display::fmt(&v, f),
             // Right-aligned to the width like a number; the precision
             // (which `pad` would apply as a maximum length) is not a width.
-            None => write!(f, "{:>width$}", "n/a", width = f.width().unwrap_or(0)),
+            None => write!(f, "{:>width$}", UNDEFINED, width = f.width().unwrap_or(0)),
         }
     }
 }

@@ -50,7 +50,7 @@ mod values;
 pub use agreement::{
     agreement, is_tuning_event, mean, paired, pearson, shown, spearman, standard_error,
     system_gap_noise, within, Agreement, PairedAgreement, RunPair, Shown, SystemAgreement,
-    SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP,
+    SystemGapNoise, MIN_RUNS_FOR_SYSTEM_GAP, UNDEFINED,
 };
 #[cfg(feature = "code-reading")]
 pub use code_reading::{pending_python_code, read_code, CodeReading, SkippedStatement};

@@ -125,7 +125,7 @@ nav a{margin-right:12px}.runpage{display:none;border-top:3px solid #1f77b4;margi
 td.x{text-align:left;font-family:monospace;font-size:11px;max-width:420px}";
 
 fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "–".to_owned(), |v| format!("{v:.digits$}"))
+    format!("{:.digits$}", earthverse_stats_bootstrap::shown(v))
 }
 
 /// Figs. 8–10: three sections from the run-level families.
@@ -333,7 +333,7 @@ fn leaderboard_section(
     );
     for r in rows {
         page.push_str("<tr>");
-        for (column, cell) in r.cells("–").iter().enumerate() {
+        for (column, cell) in r.cells().iter().enumerate() {
             // Core (column 4) is the headline score, in bold.
             if column == 4 {
                 let _ = write!(page, "<td><b>{}</b></td>", escape(cell));
@@ -629,7 +629,7 @@ fn evidence_section(
 
 fn value_text(v: Option<&serde_json::Value>) -> String {
     match v {
-        None => "–".to_owned(),
+        None => earthverse_stats_bootstrap::UNDEFINED.to_owned(),
         Some(serde_json::Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     }
@@ -661,7 +661,7 @@ fn run_page(page: &mut String, d: &TaskDetail) {
     );
     for c in d.claims.iter().filter(|c| c.counted) {
         let source = c.source.as_ref().map_or_else(
-            || "–".to_owned(),
+            || earthverse_stats_bootstrap::UNDEFINED.to_owned(),
             |s| {
                 let mut text = format!("step {} · {}", s.step, s.tool);
                 if let Some(f) = &s.file {

@@ -10,7 +10,7 @@ use earthverse_study::{ConditionRow, Diagnostics, StudyReport};
 use std::fmt::Write as _;
 
 fn opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "–".to_string(), |v| format!("{v:.digits$}"))
+    format!("{:.digits$}", earthverse_stats_bootstrap::shown(v))
 }
 
 fn delta_cells(r: &ConditionRow, reference: &str) -> (String, String) {
@@ -145,7 +145,7 @@ pub fn render_study_text(report: &StudyReport) -> String {
             .filter(|r| r.resources.comply_pct.is_some())
         {
             let x = &r.resources;
-            let pct = |v: Option<f64>| v.map(|v| format!("{v:.2}")).unwrap_or("-".into());
+            let pct = |v: Option<f64>| format!("{:.2}", earthverse_stats_bootstrap::shown(v));
             let _ = writeln!(
                 out,
                 "{:<28} {:>8} {:>10} {:>8.2} {:>10.0} {:>11.2}",

@@ -3,13 +3,10 @@
 //! evaluation cost (Table 11), paired deltas with their bootstrap interval
 //! (§4.1) and win / tie / loss shares.
 
-use earthverse_stats_bootstrap::{CostRow, LeaderboardRow, PairedDelta, SliceTable, WinTieLoss};
+use earthverse_stats_bootstrap::{
+    shown, CostRow, LeaderboardRow, PairedDelta, SliceTable, WinTieLoss, UNDEFINED,
+};
 use std::fmt::Write as _;
-
-/// An optional figure with `digits` decimals, or `-`.
-fn figure(v: Option<f64>, digits: usize) -> String {
-    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
-}
 
 /// The leaderboard as an aligned text table.
 pub fn leaderboard(rows: &[LeaderboardRow]) -> String {
@@ -48,7 +45,7 @@ pub fn leaderboard(rows: &[LeaderboardRow]) -> String {
     };
     line(&HEADERS.map(str::to_owned));
     for r in rows {
-        line(&r.cells("-"));
+        line(&r.cells());
     }
     out
 }
@@ -75,7 +72,7 @@ pub fn slices(table: &SliceTable) -> String {
             let _ = write!(
                 out,
                 " {:>14}",
-                cell.map_or("-".to_owned(), |c| format!("{:.2} ({})", c.core, c.n))
+                cell.map_or(UNDEFINED.to_owned(), |c| format!("{:.2} ({})", c.core, c.n))
             );
         }
         let _ = writeln!(out);
@@ -99,7 +96,7 @@ pub fn costs(costs: &[CostRow]) -> String {
             c.system,
             c.core,
             c.tokens_per_task_k,
-            figure(c.price_usd_per_m, 2),
+            format!("{:.2}", shown(c.price_usd_per_m)),
             c.cost_usd
         );
     }

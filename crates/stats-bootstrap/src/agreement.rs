@@ -30,7 +30,7 @@ impl Estimate {
         match (self.value, self.ci_low, self.ci_high) {
             (Some(v), Some(l), Some(h)) => format!("{v:.2} [{l:.2}, {h:.2}]"),
             (Some(v), _, _) => format!("{v:.2}"),
-            _ => "n/a".to_owned(),
+            _ => crate::UNDEFINED.to_owned(),
         }
     }
 }

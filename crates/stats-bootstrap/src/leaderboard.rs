@@ -53,12 +53,10 @@ impl LeaderboardRow {
     /// process, Core, Strict@95 (%), unit accuracy, rounds, tool calls,
     /// reads, files, Python calls, latency (s), tokens (k). Scores and
     /// means have two decimals, latency none, tokens are in thousands with
-    /// one; a mean that no run recorded is `missing`. The CLI's text table
+    /// one; a mean that no run recorded is [`crate::UNDEFINED`]. The CLI's text table
     /// and the HTML report both print these, so the two cannot drift.
-    pub fn cells(&self, missing: &str) -> [String; Self::CELLS] {
-        let mean = |value: Option<f64>, digits: usize| {
-            value.map_or_else(|| missing.to_owned(), |v| format!("{v:.digits$}"))
-        };
+    pub fn cells(&self) -> [String; Self::CELLS] {
+        let mean = |value: Option<f64>, digits: usize| format!("{:.digits$}", crate::shown(value));
         [
             self.system.clone(),
             self.runs.to_string(),

@@ -49,6 +49,7 @@ pub use bootstrap::{
     all_pairs, compare, pairs_of, percentile, BootstrapConfig, MissingPolicy, PairedDelta,
     PairedScores, ResampleMatrix, PAPER_CONFIDENCE, PAPER_RESAMPLES, PAPER_SEED,
 };
+pub use earthverse_answer_units::{shown, Shown, UNDEFINED};
 pub use error::{Error, Result};
 pub use leaderboard::{
     by_system, cost_table, fill_missing_as_failures, leaderboard, row, slice_table, CostRow,

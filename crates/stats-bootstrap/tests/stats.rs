@@ -82,14 +82,14 @@ fn leaderboard_cells_follow_table_2_and_mark_missing_means() {
     outcomes[0].trajectory.latency_s = Some(10.4);
     outcomes[1].trajectory.latency_s = Some(20.0);
     let rows = leaderboard(&outcomes).unwrap();
-    let cells = rows[0].cells("-");
+    let cells = rows[0].cells();
     // (100 + 50) / 2 = 75 answer, (90 + 70) / 2 = 80 process, Core 77.5,
     // one of two tasks at U >= 95, U mean 75, latency 15.2 s, 2.25 k tokens.
     assert_eq!(
         cells,
         [
-            "a", "2", "75.00", "80.00", "77.50", "50.00", "75.00", "-", "-", "-", "-", "-", "15",
-            "2.2"
+            "a", "2", "75.00", "80.00", "77.50", "50.00", "75.00", "n/a", "n/a", "n/a", "n/a",
+            "n/a", "15", "2.2"
         ]
     );
 }

@@ -132,7 +132,7 @@ fn print_row(c: &Coverage, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     let success = if c.calls == 0 {
-        "-".to_string()
+        earthverse_stats_bootstrap::UNDEFINED.to_string()
     } else {
         format!("{:.1}", 100.0 * c.ok as f64 / c.calls as f64)
     };

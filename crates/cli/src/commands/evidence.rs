@@ -140,7 +140,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 fn value_text(v: Option<&Value>) -> String {
     match v {
-        None | Some(Value::Null) => "-".to_owned(),
+        None | Some(Value::Null) => earthverse_stats_bootstrap::UNDEFINED.to_owned(),
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     }
@@ -166,14 +166,17 @@ fn print_run(r: &RunEvidence) {
         "unit", "value", "expected", "ok", "status", "source"
     );
     for c in r.claims.iter().filter(|c| c.counted) {
-        let source = c.source.as_ref().map_or("-".to_owned(), |s| {
-            let file = s
-                .file
-                .as_deref()
-                .map(|f| f.rsplit('/').next().unwrap_or(f))
-                .unwrap_or("");
-            format!("step {} {} {}", s.step, s.tool, clip(file, 24))
-        });
+        let source =
+            c.source
+                .as_ref()
+                .map_or(earthverse_stats_bootstrap::UNDEFINED.to_owned(), |s| {
+                    let file = s
+                        .file
+                        .as_deref()
+                        .map(|f| f.rsplit('/').next().unwrap_or(f))
+                        .unwrap_or("");
+                    format!("step {} {} {}", s.step, s.tool, clip(file, 24))
+                });
         println!(
             "{:<36} {:<18} {:<18} {:<4} {:<12} {:<30} {}",
             clip(&c.unit, 36),

@@ -77,7 +77,7 @@ pub fn print(runs: &[FamilyRun], json: bool) -> anyhow::Result<()> {
                     "{:<10} {:>6} {:>6} {:>22}",
                     row.kind.as_str(),
                     row.judge_runs,
-                    "-",
+                    earthverse_stats_bootstrap::UNDEFINED,
                     "no family of ours"
                 ),
             }

@@ -186,7 +186,10 @@ fn completed_kind(
 }
 
 fn shown(x: Option<f64>) -> String {
-    x.map_or_else(|| "n/a".into(), |v| format!("{v:.1}%"))
+    x.map_or_else(
+        || earthverse_stats_bootstrap::UNDEFINED.into(),
+        |v| format!("{v:.1}%"),
+    )
 }
 
 /// The per-kind table of `--check`.

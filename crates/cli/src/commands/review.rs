@@ -14,7 +14,7 @@ use earthverse_rubric_judge::families::{core_band, family_run, published_core, S
 use earthverse_rubric_judge::{
     approximate_rubric, find_runs, load_tasks, scoring_context, RunFile, TaskContext,
 };
-use earthverse_stats_bootstrap::BootstrapConfig;
+use earthverse_stats_bootstrap::{BootstrapConfig, UNDEFINED};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -258,7 +258,7 @@ fn agreement(args: AgreementArgs) -> anyhow::Result<ExitCode> {
     for r in rows {
         let (n, k, raw) = match &r.agreement {
             Some(a) => (a.n.to_string(), a.kappa.shown(), a.raw.shown()),
-            None => ("0".into(), "n/a".into(), "n/a".into()),
+            None => ("0".into(), UNDEFINED.into(), UNDEFINED.into()),
         };
         println!(
             "{:<22} {:<22} {:>5} {:>22} {:>22}",

@@ -4,7 +4,7 @@
 
 use anyhow::Context;
 use earthverse_answer_units::{
-    shown, Agreement, AnswerShape, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP,
+    shown, Agreement, AnswerShape, UnitLedgerEntry, MIN_RUNS_FOR_SYSTEM_GAP, UNDEFINED,
 };
 use earthverse_package_model::Release;
 use earthverse_rubric_judge::unit_study::{count_release_units, score_recorded_units, RunsReport};
@@ -97,7 +97,7 @@ fn print_runs(report: &RunsReport, ledger: bool) {
     for r in &report.runs {
         let published = r
             .published_unit_accuracy
-            .map_or("-".to_owned(), |p| format!("{p:.2}"));
+            .map_or(UNDEFINED.to_owned(), |p| format!("{p:.2}"));
         println!(
             "{:<24} {:<14} {:>8.2} {:>8.2} {:>8.2} {:>10} {:>6}",
             r.system,
@@ -142,8 +142,10 @@ fn print_runs(report: &RunsReport, ledger: bool) {
                     },
                     e.path,
                     e.expected,
-                    e.found.as_ref().map_or("-".to_owned(), |v| v.to_string()),
-                    e.found_at.as_deref().unwrap_or("-"),
+                    e.found
+                        .as_ref()
+                        .map_or(UNDEFINED.to_owned(), |v| v.to_string()),
+                    e.found_at.as_deref().unwrap_or(UNDEFINED),
                     e.why,
                     not_counted_note(e)
                 );
