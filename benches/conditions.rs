@@ -16,9 +16,9 @@
 //! `python3`, standard library only).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use earthverse_agent_controller::catalogue_view::PresentedToolBox;
 use earthverse_agent_controller::direct::{serialise, DirectSettings};
 use earthverse_agent_controller::CatalogueSession;
+use earthverse_agent_controller::PresentedToolBox;
 use earthverse_agent_controller::{CatalogueSpec, TaskInput, ToolNames};
 use earthverse_benches::{best_of, dev_slice, project_root};
 use earthverse_package_model::Release;

@@ -5,8 +5,8 @@
 
 use earthverse_package_model::evidence::{self, list_package_files, AccessError};
 use earthverse_package_model::sniff::{sniff_bytes, sniff_file, FileKind};
-use earthverse_package_model::task::ToleranceRule;
 use earthverse_package_model::text::extract_text;
+use earthverse_package_model::ToleranceRule;
 use earthverse_package_model::{
     export_authoring, load_authoring, ExportFilter, RecordedRun, Release, Task,
 };

@@ -13,7 +13,7 @@ use earthverse_agent_controller::batch::{
     run_batch, BatchSettings, BatchSummary, NoProgress, Shard,
 };
 use earthverse_agent_controller::protocol::FinalAnswer;
-use earthverse_agent_controller::record::TextField;
+use earthverse_agent_controller::TextField;
 use earthverse_agent_controller::{
     RunRecord, RunRecordBuilder, Solver, TaskInput, TerminationReason, ToolCallRecord,
 };

@@ -9,7 +9,7 @@
 //!   holding the tool envelope as JSON capped at 12,000 characters, 2 format
 //!   repairs, forced finalisation when 48 turns or 1,680 s of research run
 //!   out, the fallback answer and `_fallback` termination reasons, context
-//!   compaction ([`context`]), the optional App. E REVIEW phase and the
+//!   compaction (system + task + recent turns + a summary of older ones), the optional App. E REVIEW phase and the
 //!   App. A.4 required-tool policy. Every limit is a field of
 //!   [`ControllerSettings`] with the paper's value as default.
 //! - [`RunRecord`] holds `trajectory.json` ([`Trajectory`], the schema of
@@ -81,14 +81,27 @@
 //! assert_eq!(record.trajectory.final_answer, json!({"chars": 5}));
 //! # });
 //! ```
+//!
+//! ## Public API
+//!
+//! At the crate root: the loop ([`Controller`], [`TaskInput`],
+//! [`ControllerSettings`] and its parts), the seams ([`Solver`],
+//! [`AgentFactory`], [`ToolBox`], [`CatalogueSession`]), a run's
+//! [`Condition`] and its parts, the run record ([`RunRecord`],
+//! [`RunRecordBuilder`], [`Trajectory`]) and the catalogue conditions' tool
+//! box ([`PresentedToolBox`]). Public modules, used by name: [`batch`]
+//! (`run_batch`, observers, shards), [`cluster`], [`merge`], [`limits`],
+//! [`agents`] (the baseline and replay agents), [`direct`] (the
+//! direct-answer conditions' serialisation), [`prompts`] and [`protocol`]
+//! (App. E's messages and contracts). Everything else is private.
 #![deny(missing_docs)]
 
 pub mod agents;
 pub mod batch;
-pub mod catalogue_view;
+mod catalogue_view;
 pub mod cluster;
-pub mod conditions;
-pub mod context;
+mod conditions;
+mod context;
 mod controller;
 pub mod direct;
 mod error;
@@ -97,25 +110,29 @@ pub mod merge;
 mod proc;
 pub mod prompts;
 pub mod protocol;
-pub mod record;
-pub mod settings;
+mod record;
+mod settings;
 mod solver;
 mod task;
-pub mod text;
+mod text;
 mod toolbox;
 
 pub use agents::{BaselineModel, ReplayModel};
+pub use catalogue_view::{PresentedSession, PresentedToolBox, OPEN_DOMAIN_TOOL};
 pub use conditions::{
-    AnswerMode, CatalogueSpec, Condition, ConditionError, ContextPreset, ToolNames, TurnBudget,
+    parse_task_time, AnswerMode, CatalogueSpec, Condition, ConditionError, ContextPreset,
+    ToolNames, TurnBudget, DYNAMIC_K,
 };
 pub use controller::{Controller, TaskInput, FINAL_ANSWER_TOOL};
 pub use error::{ControllerError, Result};
 pub use record::{
-    RequiredToolOutcome, RunDiagnostics, RunEnvironment, RunRecord, RunRecordBuilder, RunStatus,
-    TerminationReason, ToolCallRecord, Trajectory,
+    write_atomic, write_json_atomic, DirectInput, ModelCallLog, OmittedFile, RequiredToolOutcome,
+    RunDiagnostics, RunEnvironment, RunNotes, RunRecord, RunRecordBuilder, RunStatus, Snippet,
+    TerminationReason, TextField, ToolCallRecord, Trajectory,
 };
 pub use settings::{
-    Budgets, ContextPolicy, ControllerSettings, Price, Protocol, RequiredToolPolicy, ReviewSettings,
+    Budgets, ContextPolicy, ControllerSettings, DirectMode, DirectSettings, Price, Protocol,
+    RequiredToolPolicy, ReviewSettings,
 };
 pub use solver::{Agent, AgentError, AgentFactory, Solver};
 pub use toolbox::{

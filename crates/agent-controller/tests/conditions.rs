@@ -4,11 +4,11 @@
 //! and a scripted model that keeps every request it receives.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use earthverse_agent_controller::catalogue_view::{PresentedToolBox, OPEN_DOMAIN_TOOL};
 use earthverse_agent_controller::{
     AnswerMode, CatalogueSpec, Condition, ContextPreset, Controller, ControllerSettings, Protocol,
     RunRecord, TaskInput, ToolBox, ToolNames, TurnBudget,
 };
+use earthverse_agent_controller::{PresentedToolBox, OPEN_DOMAIN_TOOL};
 use earthverse_model_provider::{ChatRequest, ScriptedModel};
 use earthverse_package_model::{RecordedRun, Release, RunStatus};
 use earthverse_tool_registry::catalogue::{present, Bm25Router, ToolRouter};

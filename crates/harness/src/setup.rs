@@ -12,8 +12,8 @@ use crate::python::discover;
 use earthverse_agent_controller::batch::{
     run_batch, BatchObserver, BatchSettings, BatchSummary, Shard,
 };
-use earthverse_agent_controller::catalogue_view::PresentedToolBox;
 use earthverse_agent_controller::limits::{LimitsConfig, RequestRate, SharedLimits};
+use earthverse_agent_controller::PresentedToolBox;
 use earthverse_agent_controller::{
     Condition, ControllerSettings, Price, Protocol, RequiredToolPolicy, RunEnvironment, Solver,
     TaskInput, ToolBox,

@@ -40,7 +40,7 @@
 
 use crate::reads::{ReadsMethod, ReferenceReads, TaskReads};
 use earthverse_package_model::reference_reads::OpenedFile;
-use earthverse_package_model::release::TASK_PACKAGES_DIR;
+use earthverse_package_model::TASK_PACKAGES_DIR;
 use earthverse_package_model::{sniff_bytes, Release, Task};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;

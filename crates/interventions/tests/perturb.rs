@@ -210,7 +210,7 @@ fn a_symlinked_package_folder_is_perturbed_like_a_real_one() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("release");
     copy_release(&fixtures(), &root);
-    let packages = root.join(earthverse_package_model::release::RELEASE_PACKAGES_DIR);
+    let packages = root.join(earthverse_package_model::RELEASE_PACKAGES_DIR);
     let shared = dir.path().join("shared-storage-FIX-001");
     std::fs::rename(packages.join("FIX-001"), &shared).unwrap();
     std::os::unix::fs::symlink(&shared, packages.join("FIX-001")).unwrap();

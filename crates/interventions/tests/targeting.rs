@@ -16,8 +16,8 @@
 use earthverse_interventions::{
     check_perturbed, perturb_release_with, PerturbationKind, ReadsMethod, ReferenceReads,
 };
-use earthverse_package_model::release::RELEASE_PACKAGES_DIR;
 use earthverse_package_model::Release;
+use earthverse_package_model::RELEASE_PACKAGES_DIR;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};

@@ -50,22 +50,37 @@
 //! assert!(body.contains("gust_ms"));
 //! # Ok(()) }
 //! ```
+//!
+//! ## Public API
+//!
+//! The data model is at the crate root: [`Release`] (loading, tasks,
+//! events, packages, load errors), [`Task`] and its [`GroundTruth`],
+//! [`Rubric`] and [`Tolerance`]s, the recorded runs ([`RecordedRun`],
+//! [`load_recorded_runs`]), the labels ([`HazardFamily`],
+//! [`DifficultyLevel`], ...) and a run's [`RunCondition`]. The modules that
+//! are public are families of functions used by name:
+//! [`evidence`] (the only path from a model-supplied path to a file),
+//! [`output`] (outputs never on inputs; the one atomic writer), [`sniff`]
+//! and [`text`] (content sniffing, text extraction), [`validate`] (the
+//! release gates), [`regenerate`] and [`authoring`] (the authoring layout),
+//! and [`reference_reads`] (the files a task's reference analysis opens).
+//! Everything else is private.
 #![deny(missing_docs)]
 
 pub mod authoring;
-pub mod condition;
+mod condition;
 mod error;
 pub mod evidence;
-pub mod labels;
+mod labels;
 mod open;
 pub mod output;
 mod pdf_salvage;
 pub mod reference_reads;
 pub mod regenerate;
-pub mod release;
-pub mod run;
+mod release;
+mod run;
 pub mod sniff;
-pub mod task;
+mod task;
 pub mod text;
 pub mod validate;
 
@@ -77,7 +92,9 @@ pub use labels::{CapabilityDimension, DifficultyLevel, EvaluationMode, HazardFam
 pub use output::{ensure_output_outside, OutputError, Overlap};
 pub use release::{
     load_recorded_answers_with_errors, load_recorded_runs, load_recorded_runs_with_errors,
-    run_file_paths, LoadError, RecordedAnswer, RecordedAnswerEntry, RecordedRunEntry, Release,
+    parse_json_record, read_json_record, run_file_paths, LoadError, RecordedAnswer,
+    RecordedAnswerEntry, RecordedRunEntry, Release, PACKAGE_PATH_PREFIX, RELEASE_PACKAGES_DIR,
+    TASK_PACKAGES_DIR,
 };
 pub use run::{
     RecordedRun, RecordedToolCall, RunDiagnostics, RunScores, RunStatus, TerminationReason,

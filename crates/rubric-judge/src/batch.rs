@@ -5,7 +5,7 @@ use crate::error::{JudgeError, Result};
 use crate::input::{RunContext, TaskContext};
 use crate::record::EvaluationRecord;
 use crate::{agreement, Agreement};
-use earthverse_package_model::release::parse_json_record;
+use earthverse_package_model::parse_json_record;
 use earthverse_package_model::{run_file_paths, PackageError, RecordedRun};
 use rayon::prelude::*;
 use serde::de::IgnoredAny;

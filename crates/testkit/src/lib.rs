@@ -37,7 +37,7 @@
 #![allow(clippy::panic, clippy::expect_used)] // a test kit fails by panicking
 
 use earthverse_agent_controller::{Controller, ControllerSettings, RunRecord, TaskInput};
-use earthverse_package_model::release::read_json_record;
+use earthverse_package_model::read_json_record;
 use earthverse_package_model::{RecordedRun, Release, Task};
 use earthverse_tool_registry::{Registry, ResearchToolsConfig, ToolContext};
 use serde::Serialize;

@@ -11,25 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(());
     }
-    println!(
-        "runs {} calls {} compared {} identical {} ({:.2}%) differing {} skipped {}",
-        report.runs,
-        report.calls,
-        report.compared,
-        report.identical,
-        100.0 * report.identical_fraction(),
-        report.differing.len(),
-        report.skipped.len()
-    );
-    for (tool, t) in &report.by_tool {
-        println!(
-            "  {tool:<28} {:>6} {:>6} {:>6}",
-            t.calls, t.compared, t.identical
-        );
-    }
-    println!("{:?}", report.difference_categories());
-    for (r, n) in report.skip_reasons() {
-        println!("  skip {n:>6} {r}");
-    }
+    // The report's text summary (`earthverse tools replay` prints the same).
+    print!("{report}");
     Ok(())
 }

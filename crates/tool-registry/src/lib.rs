@@ -24,24 +24,41 @@
 //! assert_eq!(missing.status, CallStatus::ExecutionError);
 //! # Ok(()) }
 //! ```
+//!
+//! ## Public API
+//!
+//! At the crate root: the [`Tool`] trait and what a call sees and returns
+//! ([`ToolContext`], [`ToolOutput`], [`CallStatus`], [`ToolFamily`]), the
+//! [`Registry`] (register, describe, call; [`CallRecord`]) with the
+//! observation cap of §3.4 ([`OBSERVATION_MAX_CHARS`], [`cap_observation`]),
+//! and the research tools' configuration ([`ResearchToolsConfig`]). Public
+//! modules, used by name: [`research`] (the six research tools),
+//! [`catalogue`] (catalogue conditions and routers), [`render`] (the
+//! reference runner's JSON rendering), [`replay`] and [`python_replay`]
+//! (re-running recorded calls), and [`sandbox`] (`python_exec`'s OS
+//! sandbox). Everything else is private.
 #![deny(missing_docs)]
 
 pub mod catalogue;
-pub mod error;
+mod error;
 pub mod python_replay;
-pub mod registry;
+mod registry;
 pub mod render;
 pub mod replay;
+mod replay_text;
 pub mod research;
-pub mod tool;
+mod tool;
 
 /// The OS sandbox of `python_exec` (the `earthverse-sandbox` crate).
 pub use earthverse_sandbox as sandbox;
 
 pub use error::{Error, Result};
 pub use registry::{
-    cap_observation, CallRecord, Registry, ToolDescriptor, OBSERVATION_MAX_CHARS, TRUNCATION_MARKER,
+    cap_observation, normalise_args, reference_truncate, CallRecord, Registry, ToolDescriptor,
+    OBSERVATION_MAX_CHARS, RECORD_PREVIEW_LIMIT, TRUNCATION_MARKER,
 };
 pub use research::{ReadMode, ResearchToolsConfig, RESEARCH_TOOL_NAMES};
 pub use sandbox::{PythonConfig, PythonLimits, SandboxPolicy, SandboxReport};
-pub use tool::{Applicability, CallStatus, Tool, ToolContext, ToolFamily, ToolOutput};
+pub use tool::{
+    Applicability, CallStatus, Tool, ToolContext, ToolFamily, ToolOutput, STANDARD_PACKAGES_PREFIX,
+};

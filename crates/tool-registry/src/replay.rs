@@ -14,8 +14,8 @@ use crate::registry::{normalise_args, TRUNCATION_MARKER};
 use crate::render::render_output_text;
 use crate::research::{self, ReadMode};
 use crate::tool::{Tool, ToolContext, ToolOutput};
-use earthverse_package_model::release::{RELEASE_PACKAGES_DIR, TASK_PACKAGES_DIR};
-use earthverse_package_model::run::RecordedToolCall;
+use earthverse_package_model::RecordedToolCall;
+use earthverse_package_model::{RELEASE_PACKAGES_DIR, TASK_PACKAGES_DIR};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -140,11 +140,9 @@ pub fn replay(release_root: &Path, runs_dir: Option<&Path>) -> crate::Result<Rep
         .map(Path::to_path_buf)
         .unwrap_or_else(|| release_root.join("exploration").join("trajectories"));
     let entries =
-        earthverse_package_model::release::load_recorded_runs(&runs_dir).map_err(|e| {
-            crate::Error::Io {
-                path: runs_dir.clone(),
-                source: std::io::Error::other(e.to_string()),
-            }
+        earthverse_package_model::load_recorded_runs(&runs_dir).map_err(|e| crate::Error::Io {
+            path: runs_dir.clone(),
+            source: std::io::Error::other(e.to_string()),
         })?;
     let inventories = load_inventories(&release_root.join("tasks"));
     let tools: Vec<std::sync::Arc<dyn Tool>> =
@@ -266,9 +264,9 @@ pub(crate) fn load_inventories(tasks_dir: &Path) -> BTreeMap<String, Inventory> 
         if path.extension().is_none_or(|x| x != "json") {
             continue;
         }
-        let Ok(task) = earthverse_package_model::release::read_json_record::<
-            earthverse_package_model::Task,
-        >(&path) else {
+        let Ok(task) =
+            earthverse_package_model::read_json_record::<earthverse_package_model::Task>(&path)
+        else {
             continue;
         };
         // By event (every task's inventory of the event's package), and

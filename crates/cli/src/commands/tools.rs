@@ -2,10 +2,8 @@
 //! operations (paper §3.4).
 
 use anyhow::Context as _;
-use earthverse_tool_registry::python_replay::{
-    replay_python, PythonReplayOptions, PythonReplayReport,
-};
-use earthverse_tool_registry::replay::{self, ReplayReport};
+use earthverse_tool_registry::python_replay::{replay_python, PythonReplayOptions};
+use earthverse_tool_registry::replay;
 use earthverse_tool_registry::{
     PythonConfig, ReadMode, Registry, ResearchToolsConfig, SandboxPolicy, Tool, ToolContext,
 };
@@ -230,9 +228,9 @@ pub fn run(cmd: ToolsCommand) -> anyhow::Result<ExitCode> {
                 }
                 emit!("{}", serde_json::to_string_pretty(&value)?);
             } else {
-                print_replay(&report);
+                super::inputs::emit(&report.to_string())?;
                 if let Some(p) = &python_report {
-                    print_python_replay(p);
+                    super::inputs::emit(&p.to_string())?;
                 }
             }
             Ok(ExitCode::SUCCESS)
@@ -261,104 +259,8 @@ fn interpreter_of(path: &std::path::Path) -> anyhow::Result<PathBuf> {
     }
 }
 
-fn print_python_replay(report: &PythonReplayReport) {
-    emit!(
-        "\npython_exec ({}): runs {}  calls {}  compared {}  identical {} ({:.2}% of compared)  skipped {}  in {:.1} s",
-        report.interpreter,
-        report.runs,
-        report.calls,
-        report.compared,
-        report.identical,
-        100.0 * report.identical_share_of_compared(),
-        report.skipped.len(),
-        report.seconds
-    );
-    emit!(
-        "comparable (inputs as recorded, not refused by the authors' harness) {}: identical {} ({:.2}%)",
-        report.comparable,
-        report.identical,
-        100.0 * report.identical_share_of_comparable()
-    );
-    for (how, n) in &report.identical_normalised {
-        emit!("  identical after normalising {how}: {n}");
-    }
-    emit!("\npython_exec differences by category:");
-    for (c, n) in &report.categories {
-        emit!("  {c:<28} {n}");
-    }
-    emit!("\npython_exec not re-executed, by reason:");
-    for (r, n) in &report.skip_reasons {
-        emit!("  {n:>6}  {r}");
-    }
-    emit!("\npython_exec differences:");
-    for d in &report.differing {
-        emit!(
-            "  [{}] {}/{} step {:?}: {}",
-            d.category,
-            d.system,
-            d.task,
-            d.step,
-            d.reason
-        );
-    }
-}
-
 fn tempfile_dir() -> anyhow::Result<PathBuf> {
     let dir = std::env::temp_dir().join(format!("earthverse-tools-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     Ok(dir)
-}
-
-fn print_replay(report: &ReplayReport) {
-    emit!(
-        "runs {}  calls {}  compared {}  identical {} ({:.2}%)  differing {}  skipped {}",
-        report.runs,
-        report.calls,
-        report.compared,
-        report.identical,
-        100.0 * report.identical_fraction(),
-        report.differing.len(),
-        report.skipped.len()
-    );
-    let changed = report
-        .differing
-        .iter()
-        .filter(|d| d.category.starts_with("package_changed"))
-        .count();
-    let comparable = report.compared - changed;
-    emit!(
-        "comparable (inputs unchanged in the public release) {comparable}: identical {} ({:.2}%)",
-        report.identical,
-        100.0 * report.identical as f64 / comparable.max(1) as f64
-    );
-    emit!("\nper tool (calls / compared / identical):");
-    for (tool, t) in &report.by_tool {
-        emit!(
-            "  {tool:<28} {:>6} {:>6} {:>6}",
-            t.calls,
-            t.compared,
-            t.identical
-        );
-    }
-    emit!("\ndifferences by category:");
-    for (c, n) in report.difference_categories() {
-        emit!("  {c:<20} {n}");
-    }
-    emit!("\nskipped by reason:");
-    for (r, n) in report.skip_reasons() {
-        emit!("  {n:>6}  {r}");
-    }
-    emit!("\ndifferences:");
-    for d in &report.differing {
-        emit!(
-            "  [{}] {}/{} step {:?} {} {}: {}",
-            d.category,
-            d.system,
-            d.task,
-            d.step,
-            d.tool,
-            d.args,
-            d.reason
-        );
-    }
 }
