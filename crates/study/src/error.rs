@@ -7,6 +7,14 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// A folder of the study's runs could not be scored.
+    #[error("scoring the runs of runs/{folder}: {message}")]
+    Scoring {
+        /// The folder under `runs/`.
+        folder: String,
+        /// What went wrong.
+        message: String,
+    },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

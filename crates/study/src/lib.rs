@@ -77,6 +77,7 @@ mod kinds;
 mod manifest;
 mod report;
 mod runner;
+mod scoring;
 mod select;
 
 pub use condition::{
@@ -92,6 +93,7 @@ pub use manifest::{
 };
 pub use report::{build_report, study_diagnostics, ConditionRow, ReportSettings, StudyReport};
 pub use runner::{run_study, StudyObserver, StudyRunOutcome, StudyRunSettings};
+pub use scoring::score_study;
 pub use select::{
     draw_effort, draw_paired, recorded_outcome, select_release_tasks, select_tasks, DifficultTask,
     TaskDraw, TaskHistory,

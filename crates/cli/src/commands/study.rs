@@ -2,24 +2,22 @@
 //! (paper §5.2, App. A; Tables 3, 4, 6) from one manifest. Manifests, task
 //! draws, shared runs, diagnostics and the report are `earthverse-study`'s;
 //! the tables are rendered by `earthverse-report`; the conditions run
-//! through `earthverse_study::run_study`; each folder of runs is scored by
-//! `earthverse_rubric_judge::score_release`. Here: the arguments and
+//! through `earthverse_study::run_study`; the runs are scored by
+//! `earthverse_study::score_study`. Here: the arguments and
 //! printing.
 
 use super::run::{Args as RunArgs, ConditionArgs, Progress};
-use anyhow::{bail, Context};
+use anyhow::Context;
 use earthverse_agent_controller::batch::BatchObserver;
 use earthverse_harness::RunOutcome;
 use earthverse_model_provider::Endpoint;
-use earthverse_outcomes::load_records_file;
 use earthverse_package_model::Release;
-use earthverse_rubric_judge::{score_release, JudgeChoice, ScoreJob, UnitReading};
+use earthverse_rubric_judge::JudgeChoice;
 use earthverse_stats_bootstrap::BootstrapConfig;
 use earthverse_study::{
-    build_report, load_manifest, read_study, study_diagnostics, study_not_applicable,
+    build_report, load_manifest, read_study, score_study, study_diagnostics, study_not_applicable,
     ReportSettings, StudyObserver, StudyRunSettings,
 };
-use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
@@ -262,44 +260,19 @@ pub fn report_study(args: StudyReportArgs) -> anyhow::Result<ExitCode> {
             max_attempts: earthverse_rubric_judge::DEFAULT_MAX_JUDGE_ATTEMPTS,
         },
     };
-    std::fs::create_dir_all(args.dir.join("scores"))
-        .with_context(|| format!("creating {}", args.dir.join("scores").display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let folders: BTreeSet<&str> = study.conditions.iter().map(|c| c.runs.as_str()).collect();
-    let mut scored = BTreeMap::new();
-    for folder in folders {
-        let runs = args.dir.join("runs").join(folder);
-        if !runs.is_dir() {
-            continue;
-        }
-        let scores = args.dir.join("scores").join(format!("{folder}.jsonl"));
-        let job = ScoreJob {
-            runs_dir: runs,
-            out: scores.clone(),
-            restart: false,
-            judge: judge.clone(),
-            reading: UnitReading::Judge,
-            jobs: 4,
-            keep_runs: false,
-            skipped_task_files: skipped.iter().map(|e| e.path.clone()).collect(),
-        };
-        let scored_now = runtime
-            .block_on(score_release(&release, &study.release, job))
-            .with_context(|| format!("scoring the runs of runs/{folder}"))?;
-        for (path, err) in &scored_now.failures {
-            eprintln!("study report: {}: {err}", path.display());
-        }
-        if !scored_now.failures.is_empty() {
-            bail!("scoring runs/{folder} did not finish; rerun the report");
-        }
-        if scores.is_file() && std::fs::metadata(&scores)?.len() > 0 {
-            scored.insert(folder.to_string(), load_records_file(&scores)?.outcomes);
-        }
-    }
+    let skipped_files: Vec<PathBuf> = skipped.iter().map(|e| e.path.clone()).collect();
+    let scored = runtime.block_on(score_study(
+        &args.dir,
+        &study,
+        &release,
+        judge,
+        &skipped_files,
+    ))?;
     let settings = ReportSettings {
         bootstrap: args.bootstrap,
         tie_margin: args.tie_margin,
