@@ -109,14 +109,37 @@ pub fn read_labels(path: &Path) -> Result<Vec<Label>> {
         if line.trim().is_empty() {
             continue;
         }
-        let label: Label = serde_json::from_str(line).map_err(|e| Error::MalformedLabel {
-            path: path.to_path_buf(),
-            line: i + 1,
-            problem: e.to_string(),
-        })?;
+        // The problem names the field (`correct: invalid type ...`).
+        let label: Label =
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(line))
+                .map_err(|e| Error::MalformedLabel {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    problem: match e.path().to_string() {
+                        field if field == "." => e.inner().to_string(),
+                        field => format!("field `{field}`: {}", e.inner()),
+                    },
+                })?;
         out.push(label);
     }
     Ok(out)
+}
+
+/// Reads the labels of a file that must exist: for commands that judge
+/// labels already given (`review agreement`), where a mistyped path must
+/// not read as "no labels". Otherwise as [`read_labels`].
+///
+/// # Errors
+/// [`Error::Io`] naming the file when it is missing or unreadable;
+/// [`Error::MalformedLabel`].
+pub fn read_existing_labels(path: &Path) -> Result<Vec<Label>> {
+    if let Err(source) = std::fs::metadata(path) {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    read_labels(path)
 }
 
 /// The latest label of each item (later lines replace earlier ones),
@@ -133,6 +156,30 @@ pub fn latest_labels(labels: &[Label]) -> BTreeMap<LabelKey, (usize, &Label)> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.jsonl");
+        let line = serde_json::to_string(&label("a", true))
+            .unwrap()
+            .replace("\"correct\":true", "\"correct\":\"yes\"");
+        std::fs::write(&path, line).unwrap();
+        let err = read_labels(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("labels.jsonl:1: not a label: field `correct`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_label_file_is_no_labels_to_resume_but_an_error_to_judge() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope.jsonl");
+        assert!(read_labels(&path).unwrap().is_empty());
+        let err = read_existing_labels(&path).unwrap_err().to_string();
+        assert!(err.contains("nope.jsonl"), "{err}");
+    }
 
     fn label(key: &str, correct: bool) -> Label {
         Label {
