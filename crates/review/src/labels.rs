@@ -87,6 +87,33 @@ pub fn append_label(path: &Path, label: &Label) -> Result<()> {
     unlocked.map_err(io)
 }
 
+/// Checks that labels can be appended to `path` before a review starts:
+/// an existing file is opened for appending, a new one is created and
+/// removed again (the first label creates it). A reviewer's clicks are
+/// never the first to find a read-only folder.
+///
+/// # Errors
+/// [`Error::Io`] naming the file.
+pub fn check_appendable(path: &Path) -> Result<()> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .open(path)
+        .map_err(io)?;
+    std::fs::remove_file(path).map_err(io)
+}
+
 /// Reads every label of a file (a missing file has none). Blank lines
 /// are skipped; any other line that is not a label is an error naming
 /// the file and line.
@@ -156,6 +183,22 @@ pub fn latest_labels(labels: &[Label]) -> BTreeMap<LabelKey, (usize, &Label)> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_label_file_is_checked_without_being_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.jsonl");
+        check_appendable(&path).unwrap();
+        assert!(!path.exists());
+        append_label(&path, &label("a", true)).unwrap();
+        check_appendable(&path).unwrap();
+        assert_eq!(read_labels(&path).unwrap().len(), 1);
+        // A folder that does not exist: named (mode-denied folders are the
+        // CLI fault matrix's, where file modes bind).
+        let missing = dir.path().join("no/such/labels.jsonl");
+        let err = check_appendable(&missing).unwrap_err().to_string();
+        assert!(err.contains("no/such/labels.jsonl"), "{err}");
+    }
 
     #[test]
     fn a_field_of_the_wrong_type_is_named() {

@@ -7,8 +7,8 @@
 use anyhow::{bail, Context};
 use earthverse_package_model::Release;
 use earthverse_review::{
-    read_existing_labels, read_labels, review_agreement, review_run, stratified_sample, Candidate,
-    ReviewRun, Stratum,
+    check_appendable, read_existing_labels, read_labels, review_agreement, review_run,
+    stratified_sample, Candidate, ReviewRun, Stratum,
 };
 use earthverse_rubric_judge::evidence::{run_evidence, task_references, RunEvidence};
 use earthverse_rubric_judge::families::{core_band, family_run, published_core, SystemFamily};
@@ -164,6 +164,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     // Refuse a label file that does not read before serving anything.
     let existing = read_labels(&labels)?;
+    check_appendable(&labels)?;
     let inputs = inputs(&root, &runs_dir)?;
     let candidates: Vec<Candidate> = inputs
         .runs
