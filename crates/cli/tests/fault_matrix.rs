@@ -1365,3 +1365,48 @@ fn score_cut_mid_line_by_a_full_disk_resumes_byte_identically() {
     );
     assert_eq!(disk.left(), vec!["scores.jsonl".to_string()]);
 }
+
+/// `review` (the label server) with its labels file in a read-only
+/// folder refuses to start, naming the file, instead of serving a page
+/// whose every click fails.
+#[test]
+fn the_review_server_refuses_a_labels_file_it_cannot_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = dir.path().join("release");
+    earthverse_testkit::copy_fixture_release(&rel);
+    let ro = dir.path().join("read-only");
+    std::fs::create_dir(&ro).unwrap();
+    set_mode(&ro, 0o555);
+    prove_unwritable(&ro);
+    let labels = ro.join("labels.jsonl");
+    let before = tree(&rel);
+    let mut child = unprivileged(&mut Command::new(env!("CARGO_BIN_EXE_earthverse")))
+        .args(["review", &p(&rel), "--runs"])
+        .arg(rel.join("exploration/trajectories"))
+        .args(["--labels", &p(&labels), "--reviewer", "ana", "--port", "0"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("the review server started with an unwritable labels file");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success());
+    assert!(
+        err.contains(&p(&labels)) && err.contains("Permission denied"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
+    assert_eq!(tree(&rel), before);
+}
