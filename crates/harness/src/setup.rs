@@ -309,16 +309,24 @@ pub async fn prepare(release: &Release, request: RunRequest) -> Result<PreparedR
         return Err(HarnessError::NoTasks { release: root });
     }
     // Question files are written once the task list is known not to be
-    // empty: a refused run leaves no output folder behind.
-    std::fs::create_dir_all(&questions_dir).map_err(|source| HarnessError::Io {
-        path: questions_dir.clone(),
-        source,
-    })?;
-    for (path, question) in &questions {
-        std::fs::write(path, question).map_err(|source| HarnessError::Io {
-            path: path.clone(),
-            source,
-        })?;
+    // empty: a refused run leaves no output folder behind, and neither
+    // does one whose questions cannot be written (a full disk): what was
+    // made here is removed.
+    let fresh_out = !request.out.exists();
+    let written = std::fs::create_dir_all(&questions_dir)
+        .map_err(|source| (questions_dir.clone(), source))
+        .and_then(|()| {
+            questions.iter().try_for_each(|(path, question)| {
+                std::fs::write(path, question).map_err(|source| (path.clone(), source))
+            })
+        });
+    if let Err((path, source)) = written {
+        let _ = std::fs::remove_dir_all(if fresh_out {
+            &request.out
+        } else {
+            &questions_dir
+        });
+        return Err(HarnessError::Io { path, source });
     }
 
     // The interpreter python_exec runs, recorded in every run (App. C.2:
