@@ -14,6 +14,9 @@
 //! proves with a probe child that the mode really denies it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "common/records.rs"]
+mod records;
+
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -877,6 +880,19 @@ fn writers_on_a_full_disk_fail_naming_the_output_and_leave_nothing_partial() {
             ],
             full.join("perturbed"),
         ),
+        (
+            "run",
+            vec![
+                "run".into(),
+                p(&rel),
+                "--agent".into(),
+                "baseline".into(),
+                "--quiet".into(),
+                "--out".into(),
+                p(&full.join("runs")),
+            ],
+            full.join("runs"),
+        ),
     ];
     let mut failures = Vec::new();
     for (what, args, output) in cases {
@@ -1409,4 +1425,86 @@ fn the_review_server_refuses_a_labels_file_it_cannot_write() {
     );
     assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
     assert_eq!(tree(&rel), before);
+}
+
+/// `run` on a disk that fills up halfway through its records: it fails
+/// naming the disk's error; once space is freed a rerun resumes, and the
+/// records equal an uninterrupted run's by content (but for
+/// `records::WALL_CLOCK_KEYS`): no run lost, none twice.
+#[test]
+fn run_stopped_by_a_full_disk_resumes_to_the_same_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let rel = dir.path().join("release");
+    earthverse_testkit::copy_fixture_release(&rel);
+    let run = |out: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_earthverse"))
+            .args([
+                "run",
+                &p(&rel),
+                "--agent",
+                "baseline",
+                "--quiet",
+                "--out",
+                &p(out),
+            ])
+            .output()
+            .unwrap()
+    };
+    // Both folders are `<tempdir>/runs`, of one length: the prompts quote
+    // the output folder and the records count their characters.
+    let reference = dir.path().join("runs");
+    let made = run(&reference);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let whole: u64 = walkdir::WalkDir::new(&reference)
+        .into_iter()
+        .map(|e| e.unwrap().metadata().unwrap())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum();
+    let disk = FullDisk::with_free(1024 * 1024, whole as usize / 2)
+        .expect("mounting a tmpfs (CI runs as root)");
+    let out = disk.path().join("runs");
+    assert_eq!(p(&out).len(), p(&reference).len());
+    let first = run(&out);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&first.stdout),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    // The disk fills while a task's lock or record is written: the batch
+    // stops (exit 2), or the task is an error (`run` then still exits 0:
+    // see the README's reliability section); either way naming the file
+    // under the output and the full disk.
+    assert!(
+        text.contains(&p(&out)) && text.contains("No space left on device"),
+        "{text}"
+    );
+    let recorded = walkdir::WalkDir::new(&out)
+        .into_iter()
+        .filter(|e| e.as_ref().is_ok_and(|e| e.file_name() == "trajectory.json"))
+        .count();
+    assert!(recorded < 6, "the first run fit on the disk: {text}");
+    std::fs::remove_file(disk.path().join("filler")).unwrap();
+    let last = run(&out);
+    let stdout = String::from_utf8_lossy(&last.stdout);
+    assert!(
+        last.status.success(),
+        "{}",
+        String::from_utf8_lossy(&last.stderr)
+    );
+    let (want, got) = (records::records(&reference), records::records(&out));
+    let differing: Vec<&String> = want
+        .keys()
+        .chain(got.keys())
+        .filter(|k| want.get(*k) != got.get(*k))
+        .collect();
+    assert!(
+        differing.is_empty(),
+        "{recorded} run(s) recorded before the disk filled; after the rerun ({stdout}) differs in {differing:?}"
+    );
+    println!("run: {recorded} of 6 run(s) recorded before the disk filled; rerun: {stdout}");
 }
