@@ -607,97 +607,123 @@ fn tree(root: &Path) -> BTreeMap<String, (char, String)> {
     entries
 }
 
-#[test]
-fn commands_times_faults() {
-    let mut table: Vec<(String, Vec<String>)> = Vec::new();
-    let mut failures = Vec::new();
-    for case in commands() {
-        let mut row = Vec::new();
-        for fault in FAULTS {
-            let expect = (case.expect)(fault);
-            if expect == Expect::NotApplicable {
-                row.push("n/a".to_string());
-                continue;
-            }
-            let dir = tempfile::tempdir().unwrap();
-            let env = Env {
-                rel: dir.path().join("release"),
-                out: dir.path().join("out"),
-                manifest: dir.path().join("one.toml"),
-                prices: dir.path().join("prices.json"),
-                labels: dir.path().join("labels.jsonl"),
-            };
-            std::fs::write(
-                &env.prices,
-                r#"{"fixture-careful-agent": 1.0, "fixture-hasty-agent": 2.0}"#,
-            )
-            .unwrap();
-            std::fs::write(
-                &env.labels,
-                "{\"reviewer\":\"ana\",\"time\":\"2026-12-07T22:00:00Z\",\
-                 \"system\":\"fixture-hasty-agent\",\"task_id\":\"FIX-002_Q1\",\"target\":\"unit\",\
-                 \"key\":\"affected_population_csv_total\",\"correct\":true}\n",
-            )
-            .unwrap();
-            earthverse_testkit::copy_fixture_release(&env.rel);
-            std::fs::write(
-                &env.manifest,
-                "name = \"one\"\nreference = \"interactive\"\n[tasks]\nall = true\n\
-                 [[conditions]]\nname = \"interactive\"\n",
-            )
-            .unwrap();
-            let names = apply(fault, &env);
-            let before = tree(&env.rel);
-            let mut cmd = Command::new(env!("CARGO_BIN_EXE_earthverse"));
-            cmd.args((case.argv)(&env, fault));
-            if fault.needs_modes() {
-                unprivileged(&mut cmd);
-            }
-            let out = cmd.output().unwrap();
-            let text = format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let mut wrong = Vec::new();
-            match expect {
-                Expect::Refuse if out.status.success() => wrong.push("exit 0".to_string()),
-                _ => {}
-            }
-            for name in &names {
-                // `report` writes its page with `--html`.
-                let name = if case.name == "report" && name == "--out" {
-                    "--html"
-                } else {
-                    name.as_str()
-                };
-                if !text.contains(name) {
-                    wrong.push(format!("does not name {name}"));
-                }
-            }
-            if tree(&env.rel) != before {
-                wrong.push("the input tree changed".into());
-            }
-            if expect == Expect::Refuse {
-                if let Some(output) = (case.output)(&env) {
-                    if output.exists() {
-                        wrong.push(format!("left {}", output.display()));
-                    }
-                }
-            }
-            if wrong.is_empty() {
-                row.push("refused".to_string());
-            } else {
-                row.push("FAIL".to_string());
-                failures.push(format!(
-                    "{} × {:?}: {}\n{}",
-                    case.name,
-                    fault,
-                    wrong.join("; "),
-                    text.lines().rev().take(4).collect::<Vec<_>>().join("\n")
-                ));
+/// Runs one cell on a fresh copy of the fixture release: `Ok`, or what
+/// was wrong with the command's output.
+fn run_cell(case: &CommandCase, fault: Fault, expect: Expect) -> Result<(), String> {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env {
+        rel: dir.path().join("release"),
+        out: dir.path().join("out"),
+        manifest: dir.path().join("one.toml"),
+        prices: dir.path().join("prices.json"),
+        labels: dir.path().join("labels.jsonl"),
+    };
+    std::fs::write(
+        &env.prices,
+        r#"{"fixture-careful-agent": 1.0, "fixture-hasty-agent": 2.0}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &env.labels,
+        "{\"reviewer\":\"ana\",\"time\":\"2026-12-07T22:00:00Z\",\
+         \"system\":\"fixture-hasty-agent\",\"task_id\":\"FIX-002_Q1\",\"target\":\"unit\",\
+         \"key\":\"affected_population_csv_total\",\"correct\":true}\n",
+    )
+    .unwrap();
+    earthverse_testkit::copy_fixture_release(&env.rel);
+    std::fs::write(
+        &env.manifest,
+        "name = \"one\"\nreference = \"interactive\"\n[tasks]\nall = true\n\
+         [[conditions]]\nname = \"interactive\"\n",
+    )
+    .unwrap();
+    let names = apply(fault, &env);
+    let before = tree(&env.rel);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_earthverse"));
+    cmd.args((case.argv)(&env, fault));
+    if fault.needs_modes() {
+        unprivileged(&mut cmd);
+    }
+    let out = cmd.output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut wrong = Vec::new();
+    match expect {
+        Expect::Refuse if out.status.success() => wrong.push("exit 0".to_string()),
+        _ => {}
+    }
+    for name in &names {
+        // `report` writes its page with `--html`.
+        let name = if case.name == "report" && name == "--out" {
+            "--html"
+        } else {
+            name.as_str()
+        };
+        if !text.contains(name) {
+            wrong.push(format!("does not name {name}"));
+        }
+    }
+    if tree(&env.rel) != before {
+        wrong.push("the input tree changed".into());
+    }
+    if expect == Expect::Refuse {
+        if let Some(output) = (case.output)(&env) {
+            if output.exists() {
+                wrong.push(format!("left {}", output.display()));
             }
         }
+    }
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} × {:?}: {}\n{}",
+            case.name,
+            fault,
+            wrong.join("; "),
+            text.lines().rev().take(4).collect::<Vec<_>>().join("\n")
+        ))
+    }
+}
+
+#[test]
+fn commands_times_faults() {
+    let cases = commands();
+    // Every applicable cell, run on two threads (each cell is its own
+    // process on its own copy of the release).
+    let jobs: Vec<(usize, usize)> = (0..cases.len())
+        .flat_map(|c| (0..FAULTS.len()).map(move |f| (c, f)))
+        .filter(|&(c, f)| (cases[c].expect)(FAULTS[f]) == Expect::Refuse)
+        .collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(BTreeMap::new());
+    std::thread::scope(|scope| {
+        for _ in 0..2 {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(c, f)) = jobs.get(i) else { break };
+                let result = run_cell(&cases[c], FAULTS[f], Expect::Refuse);
+                results.lock().unwrap().insert((c, f), result);
+            });
+        }
+    });
+    let results = results.into_inner().unwrap();
+    let mut table: Vec<(String, Vec<String>)> = Vec::new();
+    let mut failures = Vec::new();
+    for (c, case) in cases.iter().enumerate() {
+        let row = (0..FAULTS.len())
+            .map(|f| match results.get(&(c, f)) {
+                None => "n/a".to_string(),
+                Some(Ok(())) => "refused".to_string(),
+                Some(Err(e)) => {
+                    failures.push(e.clone());
+                    "FAIL".to_string()
+                }
+            })
+            .collect();
         table.push((case.name.to_string(), row));
     }
     let mut shown = format!("{:<17}", "command");
