@@ -106,6 +106,16 @@ impl std::fmt::Display for LoadError {
     }
 }
 
+impl From<LoadError> for PackageError {
+    fn from(e: LoadError) -> Self {
+        PackageError::Json {
+            path: e.path,
+            field: e.field,
+            message: e.message,
+        }
+    }
+}
+
 #[cfg(test)]
 mod load_error_tests {
     use super::LoadError;
@@ -125,15 +135,5 @@ mod load_error_tests {
             e("question").to_string(),
             "tasks/T.json: field `question`: Permission denied (os error 13)"
         );
-    }
-}
-
-impl From<LoadError> for PackageError {
-    fn from(e: LoadError) -> Self {
-        PackageError::Json {
-            path: e.path,
-            field: e.field,
-            message: e.message,
-        }
     }
 }
