@@ -524,7 +524,13 @@ impl TaskLock {
             std::process::id(),
             STAGED.fetch_add(1, Ordering::Relaxed)
         ));
-        write_synced(&mut std::fs::File::create(&staging)?, &text)?;
+        // A failed write (a full disk) removes what it staged.
+        let staged = std::fs::File::create(&staging)
+            .and_then(|mut file| write_synced(&mut file, &text))
+            .inspect_err(|_| {
+                let _ = std::fs::remove_file(&staging);
+            });
+        staged?;
         let linked = std::fs::hard_link(&staging, path);
         let _ = std::fs::remove_file(&staging);
         match linked {
@@ -535,7 +541,10 @@ impl TaskLock {
                     .write(true)
                     .create_new(true)
                     .open(path)?;
-                write_synced(&mut file, &text)?;
+                if let Err(e) = write_synced(&mut file, &text) {
+                    let _ = std::fs::remove_file(path);
+                    return Err(e);
+                }
             }
         }
         Ok(Self {

@@ -123,10 +123,30 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_text(&err));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes joined by ": " (as `{:#}`), leaving out a
+/// cause whose text the message before it already ends with: library
+/// errors such as `"{path}: {source}"` show their source and also return
+/// it from `source()`, which printed "Permission denied (os error 13)"
+/// twice.
+fn error_text(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain() {
+        let part = cause.to_string();
+        if !text.is_empty() && text.ends_with(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
 }
 
 /// Commands that only read files and print (no child processes, no

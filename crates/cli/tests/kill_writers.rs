@@ -1,25 +1,31 @@
 //! Kill -9 for every writer (issue 49): each command that writes records or
-//! files is killed (SIGKILL) at seeded points of its run and then run again
-//! with the same arguments; the final outputs must be byte-identical to
-//! those of an uninterrupted run, and the inputs untouched.
+//! files is killed (SIGKILL) at seeded points of its output and then run
+//! again with the same arguments; the final outputs must be byte-identical
+//! to those of an uninterrupted run (records of `study run`: equal by
+//! content but for their wall-clock fields), and the inputs untouched.
+//! A kill point is a seeded share of the bytes a whole run writes (hidden
+//! staging files included), polled every millisecond, so the kill lands
+//! while the writer is writing whatever the machine's speed; each line
+//! printed says whether the process was still running.
 //!
 //! Writers: `score` (resumes its JSONL), `merge --out` (stages each record
 //! and renames it), `perturb --kind all` (each kind's release staged beside
 //! its folder and renamed when complete; a rerun keeps the completed
 //! kinds), `leaderboard --out` Parquet and `report --html` (one file,
-//! written to a temporary file and renamed). `run` and `study run` go
-//! through the batch runner, whose kill tests are
-//! `tests/controller_sigkill.rs` and the custom-controller example's
-//! (their records carry wall-clock times, so they are compared there by
-//! content, not bytes). `evidence` only prints.
+//! written to a temporary file and renamed), `study run` (the batch
+//! runner's records; also `tests/controller_sigkill.rs` for `run`).
+//! `evidence` only prints (`--json` to stdout): nothing of its own to kill.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "common/records.rs"]
+mod records;
+use records::records;
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 const SEEDS: [u64; 3] = [1, 2, 3];
 
@@ -52,6 +58,38 @@ fn tree(root: &Path) -> BTreeMap<String, String> {
         }
     }
     out
+}
+
+/// Bytes of the files under `dir`, hidden staging files included; entries
+/// that vanish while it walks (a writer renaming) are passed over.
+fn bytes_in(dir: &Path) -> u64 {
+    walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
+
+/// Spawns `cmd` and SIGKILLs it once `folder` holds `target` bytes (a
+/// seeded share of a whole run's output), polling every millisecond, so
+/// the kill lands in the middle of the writing however fast the machine;
+/// returns whether it was still running and the bytes there at the kill.
+fn kill_at_progress(cmd: &mut Command, folder: &Path, target: u64) -> (bool, u64) {
+    let mut child = cmd.spawn().unwrap();
+    let running = loop {
+        if child.try_wait().unwrap().is_some() {
+            break false;
+        }
+        if bytes_in(folder) >= target {
+            break true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    child.kill().ok(); // SIGKILL
+    child.wait().unwrap();
+    (running, bytes_in(folder))
 }
 
 /// A fraction in [0.05, 0.95) from a seed and a salt (SplitMix64).
@@ -97,35 +135,32 @@ fn check_writer(writer: &Writer, scratch: &Path, cache: &Path, inputs: &[&Path])
     let folder = |out: &Path| out.parent().unwrap().to_path_buf();
     let reference_out = path("reference");
     std::fs::create_dir_all(folder(&reference_out)).unwrap();
-    let started = Instant::now();
     run_to_end(cache, &(writer.args)(&reference_out));
-    let took = started.elapsed();
     let reference = tree(&folder(&reference_out));
     assert!(!reference.is_empty(), "{} wrote nothing", writer.name);
+    let whole = bytes_in(&folder(&reference_out));
     let salt = writer.name.bytes().map(u64::from).sum::<u64>();
     let mut lines = Vec::new();
     for seed in SEEDS {
         let out = path(&format!("seed{seed}"));
         std::fs::create_dir_all(folder(&out)).unwrap();
-        let delay = took.mul_f64(fraction(seed, salt));
-        let mut child = earthverse(cache).args((writer.args)(&out)).spawn().unwrap();
-        std::thread::sleep(delay);
-        let running = child.try_wait().unwrap().is_none();
-        child.kill().ok(); // SIGKILL
-        child.wait().unwrap();
+        let target = (whole as f64 * fraction(seed, salt)) as u64;
+        let (running, there) = kill_at_progress(
+            earthverse(cache).args((writer.args)(&out)),
+            &folder(&out),
+            target,
+        );
         let left = tree(&folder(&out)).len();
         run_to_end(cache, &(writer.args)(&out));
         assert_eq!(
             tree(&folder(&out)),
             reference,
-            "{} seed {seed}: killed after {delay:?} (running: {running}); the rerun differs",
+            "{} seed {seed}: killed at {there} of {whole} bytes (running: {running}); the rerun differs",
             writer.name
         );
         lines.push(format!(
-            "{} seed {seed}: SIGKILL at {:.0} of {:.0} ms ({}, {left} file(s) there), rerun byte-identical",
+            "{} seed {seed}: SIGKILL at {there} of {whole} bytes written ({}, {left} file(s) there), rerun byte-identical",
             writer.name,
-            delay.as_secs_f64() * 1e3,
-            took.as_secs_f64() * 1e3,
             if running { "mid-run" } else { "after exit" },
         ));
     }
@@ -262,5 +297,76 @@ fn every_writer_killed_at_seeded_points_resumes_byte_identically() {
             &[&release, &scores, &shards],
         ));
     }
+    eprintln!("{}", lines.join("\n"));
+}
+
+/// `study run` killed at seeded points and rerun: its records (runs,
+/// batch plan, study record) equal an uninterrupted run's by content,
+/// ignoring only `records::WALL_CLOCK_KEYS`.
+#[test]
+fn study_run_killed_at_seeded_points_resumes_to_the_same_records() {
+    let dir = tempfile::tempdir().unwrap();
+    let scratch = dir.path();
+    let cache = scratch.join("cache");
+    let release = scratch.join("release");
+    earthverse_testkit::copy_fixture_release(&release);
+    let manifest = scratch.join("one.toml");
+    std::fs::write(
+        &manifest,
+        "name = \"one\"\nreference = \"interactive\"\n[tasks]\nall = true\n\
+         [[conditions]]\nname = \"interactive\"\n",
+    )
+    .unwrap();
+    let before = tree(&release);
+    let args = |out: &Path| -> Vec<String> {
+        vec![
+            "study".into(),
+            "run".into(),
+            s(&manifest),
+            "--release".into(),
+            s(&release),
+            "--agent".into(),
+            "baseline".into(),
+            "--quiet".into(),
+            "--out".into(),
+            s(out),
+        ]
+    };
+    // Folder names of one length: the prompts quote them, and their
+    // lengths are counted in the records (`request_chars`).
+    let reference_out = scratch.join("study-r");
+    run_to_end(&cache, &args(&reference_out));
+    let reference = records(&reference_out);
+    assert!(reference.keys().any(|k| k.ends_with("trajectory.json")));
+    let whole = bytes_in(&reference_out);
+    let mut lines = Vec::new();
+    let mut mid_run = 0;
+    for seed in SEEDS {
+        let out = scratch.join(format!("study-{seed}"));
+        let target = (whole as f64 * fraction(seed, 0x5747)) as u64;
+        let (running, there) = kill_at_progress(earthverse(&cache).args(args(&out)), &out, target);
+        mid_run += usize::from(running);
+        let finished = walkdir::WalkDir::new(&out)
+            .into_iter()
+            .filter(|e| e.as_ref().is_ok_and(|e| e.file_name() == "trajectory.json"))
+            .count();
+        run_to_end(&cache, &args(&out));
+        let got = records(&out);
+        let differing: Vec<&String> = reference
+            .keys()
+            .chain(got.keys())
+            .filter(|k| reference.get(*k) != got.get(*k))
+            .collect();
+        assert!(
+            differing.is_empty(),
+            "study run seed {seed}: killed at {there} of {whole} bytes (running: {running}); differs in {differing:?}"
+        );
+        lines.push(format!(
+            "study run seed {seed}: SIGKILL at {there} of {whole} bytes written ({}, {finished} run(s) recorded), rerun equal by content",
+            if running { "mid-run" } else { "after exit" },
+        ));
+    }
+    assert_eq!(tree(&release), before, "study run changed the release");
+    assert!(mid_run > 0, "no kill landed mid-run:\n{}", lines.join("\n"));
     eprintln!("{}", lines.join("\n"));
 }

@@ -44,6 +44,24 @@ pub enum HarnessError {
     /// The output would land on an input.
     #[error("--out")]
     Output(#[from] earthverse_package_model::OutputError),
+    /// A file a task's inventory lists exists but cannot be opened
+    /// (permission denied, a symlink loop): the agent would meet an
+    /// environment fault, not the task (its run would count as the
+    /// agent's failure), so nothing runs.
+    #[error(
+        "task {task_id}: the inventoried file {} cannot be read; fix its permissions, \
+         or run `earthverse validate` on the release",
+        path.display()
+    )]
+    UnreadableEvidence {
+        /// The task whose inventory lists the file.
+        task_id: String,
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be opened.
+        #[source]
+        source: std::io::Error,
+    },
     /// No task matches the filter and agent.
     #[error("no task of {} matches the filter and agent", release.display())]
     NoTasks {

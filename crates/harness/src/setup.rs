@@ -188,10 +188,35 @@ fn register_domain_operations(registry: &mut Registry) -> Result<()> {
     Ok(())
 }
 
+/// Opens every file of a task's inventory that exists under its package:
+/// one that cannot be opened (permission denied, a symlink loop) is
+/// [`HarnessError::UnreadableEvidence`], before anything is written. A
+/// listed file that is absent is the task's business (a `missing`
+/// perturbation removes one on purpose), not an error here.
+fn ensure_inventory_readable(task_id: &str, package_root: &Path, inventory: &[&str]) -> Result<()> {
+    for relative in inventory {
+        let path = package_root.join(relative);
+        match std::fs::File::open(&path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(HarnessError::UnreadableEvidence {
+                    task_id: task_id.to_string(),
+                    path,
+                    source,
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Sets up `request` over `release`: refuses an output on an input, picks
 /// the tasks, records each task's perturbation manifest and oracle, writes
 /// the public questions (`<out>/.questions/`, which `python_exec` may
 /// read; never the task files), and builds the tool box and settings.
+/// Every inventoried file of the chosen tasks must open
+/// ([`HarnessError::UnreadableEvidence`]).
 pub async fn prepare(release: &Release, request: RunRequest) -> Result<PreparedRun> {
     let root = release.root().to_path_buf();
     let replay_dir = match &request.agent.kind {
@@ -258,11 +283,13 @@ pub async fn prepare(release: &Release, request: RunRequest) -> Result<PreparedR
         // holds the solution and ground truth).
         let question_path = questions_dir.join(format!("{}.md", task.task_id));
         questions.push((question_path.clone(), task.question.as_str()));
+        let package_root = release.task_package_dir(task);
+        ensure_inventory_readable(&task.task_id, &package_root, &task.inventory_paths())?;
         inputs.push(TaskInput {
             task_id: task.task_id.clone(),
             event_id: task.event_id.clone(),
             question: task.question.clone(),
-            package_root: release.task_package_dir(task),
+            package_root,
             question_path: Some(question_path),
             scratch_dir: request.out.join("scratch"),
         });
@@ -282,16 +309,24 @@ pub async fn prepare(release: &Release, request: RunRequest) -> Result<PreparedR
         return Err(HarnessError::NoTasks { release: root });
     }
     // Question files are written once the task list is known not to be
-    // empty: a refused run leaves no output folder behind.
-    std::fs::create_dir_all(&questions_dir).map_err(|source| HarnessError::Io {
-        path: questions_dir.clone(),
-        source,
-    })?;
-    for (path, question) in &questions {
-        std::fs::write(path, question).map_err(|source| HarnessError::Io {
-            path: path.clone(),
-            source,
-        })?;
+    // empty: a refused run leaves no output folder behind, and neither
+    // does one whose questions cannot be written (a full disk): what was
+    // made here is removed.
+    let fresh_out = !request.out.exists();
+    let written = std::fs::create_dir_all(&questions_dir)
+        .map_err(|source| (questions_dir.clone(), source))
+        .and_then(|()| {
+            questions.iter().try_for_each(|(path, question)| {
+                std::fs::write(path, question).map_err(|source| (path.clone(), source))
+            })
+        });
+    if let Err((path, source)) = written {
+        let _ = std::fs::remove_dir_all(if fresh_out {
+            &request.out
+        } else {
+            &questions_dir
+        });
+        return Err(HarnessError::Io { path, source });
     }
 
     // The interpreter python_exec runs, recorded in every run (App. C.2:
@@ -490,4 +525,32 @@ fn batch_limits(
             reason: e.to_string(),
         })?;
     Ok(Some(Arc::new(limits)))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_inventoried_file_that_does_not_open_stops_the_run_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data/ok.csv"), "a\n1\n").unwrap();
+        // A symlink loop: it does not open, even for root (a file of mode
+        // 000 does, for root; the CLI fault matrix tests that one).
+        std::os::unix::fs::symlink("loop.csv", dir.path().join("data/loop.csv")).unwrap();
+        // Listed but absent (a `missing` perturbation): not this check's error.
+        let fine = ["data/ok.csv", "data/gone.csv"];
+        ensure_inventory_readable("T_Q1", dir.path(), &fine).unwrap();
+        let err = ensure_inventory_readable("T_Q1", dir.path(), &["data/ok.csv", "data/loop.csv"])
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, HarnessError::UnreadableEvidence { .. })
+                && text.contains("task T_Q1")
+                && text.contains(&dir.path().join("data/loop.csv").display().to_string()),
+            "{text}"
+        );
+    }
 }

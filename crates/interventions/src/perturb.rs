@@ -1618,24 +1618,37 @@ pub fn perturb_release_with(
     let Some(staging) = staging_dir(out) else {
         return perturb_into(release, kind, seed, out, tasks, reads);
     };
+    // Every failure names `out` (the staging folder's name is ours, not
+    // the user's): a read-only or full parent fails here already.
+    let writing = |e: PerturbError| PerturbError::Writing {
+        out: out.to_path_buf(),
+        source: Box::new(e),
+    };
     if staging.exists() {
-        std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
+        std::fs::remove_dir_all(&staging)
+            .map_err(io(&staging))
+            .map_err(writing)?;
     }
-    std::fs::create_dir_all(&staging).map_err(io(&staging))?;
+    std::fs::create_dir_all(&staging)
+        .map_err(io(&staging))
+        .map_err(writing)?;
     match perturb_into(release, kind, seed, &staging, tasks, reads) {
         Ok(manifests) => {
-            if existed {
-                std::fs::remove_dir(out).map_err(io(out))?;
+            let placed = if existed {
+                std::fs::remove_dir(out)
+            } else {
+                Ok(())
             }
-            std::fs::rename(&staging, out).map_err(io(out))?;
+            .and_then(|()| std::fs::rename(&staging, out));
+            if let Err(e) = placed {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(writing(io(out)(e)));
+            }
             Ok(manifests)
         }
         Err(e) => {
             let _ = std::fs::remove_dir_all(&staging);
-            Err(PerturbError::Writing {
-                out: out.to_path_buf(),
-                source: Box::new(e),
-            })
+            Err(writing(e))
         }
     }
 }

@@ -90,7 +90,12 @@ pub struct LoadError {
 }
 
 impl std::fmt::Display for LoadError {
+    /// `PATH: field `F`: MESSAGE`, or `PATH: MESSAGE` when the whole
+    /// document is at fault (a file that cannot be read, cut JSON).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.field == "." {
+            return write!(f, "{}: {}", self.path.display(), self.message);
+        }
         write!(
             f,
             "{}: field `{}`: {}",
@@ -108,5 +113,27 @@ impl From<LoadError> for PackageError {
             field: e.field,
             message: e.message,
         }
+    }
+}
+
+#[cfg(test)]
+mod load_error_tests {
+    use super::LoadError;
+
+    #[test]
+    fn a_whole_document_error_names_no_field() {
+        let e = |field: &str| LoadError {
+            path: "tasks/T.json".into(),
+            field: field.into(),
+            message: "Permission denied (os error 13)".into(),
+        };
+        assert_eq!(
+            e(".").to_string(),
+            "tasks/T.json: Permission denied (os error 13)"
+        );
+        assert_eq!(
+            e("question").to_string(),
+            "tasks/T.json: field `question`: Permission denied (os error 13)"
+        );
     }
 }

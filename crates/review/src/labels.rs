@@ -87,6 +87,33 @@ pub fn append_label(path: &Path, label: &Label) -> Result<()> {
     unlocked.map_err(io)
 }
 
+/// Checks that labels can be appended to `path` before a review starts:
+/// an existing file is opened for appending, a new one is created and
+/// removed again (the first label creates it). A reviewer's clicks are
+/// never the first to find a read-only folder.
+///
+/// # Errors
+/// [`Error::Io`] naming the file.
+pub fn check_appendable(path: &Path) -> Result<()> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if path.exists() {
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(io)?;
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create_new(true)
+        .append(true)
+        .open(path)
+        .map_err(io)?;
+    std::fs::remove_file(path).map_err(io)
+}
+
 /// Reads every label of a file (a missing file has none). Blank lines
 /// are skipped; any other line that is not a label is an error naming
 /// the file and line.
@@ -109,14 +136,37 @@ pub fn read_labels(path: &Path) -> Result<Vec<Label>> {
         if line.trim().is_empty() {
             continue;
         }
-        let label: Label = serde_json::from_str(line).map_err(|e| Error::MalformedLabel {
-            path: path.to_path_buf(),
-            line: i + 1,
-            problem: e.to_string(),
-        })?;
+        // The problem names the field (`correct: invalid type ...`).
+        let label: Label =
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(line))
+                .map_err(|e| Error::MalformedLabel {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    problem: match e.path().to_string() {
+                        field if field == "." => e.inner().to_string(),
+                        field => format!("field `{field}`: {}", e.inner()),
+                    },
+                })?;
         out.push(label);
     }
     Ok(out)
+}
+
+/// Reads the labels of a file that must exist: for commands that judge
+/// labels already given (`review agreement`), where a mistyped path must
+/// not read as "no labels". Otherwise as [`read_labels`].
+///
+/// # Errors
+/// [`Error::Io`] naming the file when it is missing or unreadable;
+/// [`Error::MalformedLabel`].
+pub fn read_existing_labels(path: &Path) -> Result<Vec<Label>> {
+    if let Err(source) = std::fs::metadata(path) {
+        return Err(Error::Io {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    read_labels(path)
 }
 
 /// The latest label of each item (later lines replace earlier ones),
@@ -133,6 +183,46 @@ pub fn latest_labels(labels: &[Label]) -> BTreeMap<LabelKey, (usize, &Label)> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_label_file_is_checked_without_being_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.jsonl");
+        check_appendable(&path).unwrap();
+        assert!(!path.exists());
+        append_label(&path, &label("a", true)).unwrap();
+        check_appendable(&path).unwrap();
+        assert_eq!(read_labels(&path).unwrap().len(), 1);
+        // A folder that does not exist: named (mode-denied folders are the
+        // CLI fault matrix's, where file modes bind).
+        let missing = dir.path().join("no/such/labels.jsonl");
+        let err = check_appendable(&missing).unwrap_err().to_string();
+        assert!(err.contains("no/such/labels.jsonl"), "{err}");
+    }
+
+    #[test]
+    fn a_field_of_the_wrong_type_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("labels.jsonl");
+        let line = serde_json::to_string(&label("a", true))
+            .unwrap()
+            .replace("\"correct\":true", "\"correct\":\"yes\"");
+        std::fs::write(&path, line).unwrap();
+        let err = read_labels(&path).unwrap_err().to_string();
+        assert!(
+            err.contains("labels.jsonl:1: not a label: field `correct`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_missing_label_file_is_no_labels_to_resume_but_an_error_to_judge() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nope.jsonl");
+        assert!(read_labels(&path).unwrap().is_empty());
+        let err = read_existing_labels(&path).unwrap_err().to_string();
+        assert!(err.contains("nope.jsonl"), "{err}");
+    }
 
     fn label(key: &str, correct: bool) -> Label {
         Label {

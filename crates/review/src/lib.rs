@@ -38,6 +38,9 @@ mod sheet;
 
 pub use agreement::{review_agreement, AgreementRow, Comparison};
 pub use error::{Error, Result};
-pub use labels::{append_label, latest_labels, read_labels, Label, LabelKey, Target};
+pub use labels::{
+    append_label, check_appendable, latest_labels, read_existing_labels, read_labels, Label,
+    LabelKey, Target,
+};
 pub use sample::{stratified_sample, Candidate, Stratum};
 pub use sheet::{review_run, ReviewCriterion, ReviewRun, ReviewStep, ReviewUnit};

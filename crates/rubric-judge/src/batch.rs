@@ -261,9 +261,14 @@ impl RecordWriter {
             );
             text.push('\n');
         }
+        // Rewritten through a temporary file renamed over it; a failed
+        // write (a full disk) removes the temporary file and leaves `path`
+        // as it was, so the next run resumes the same records.
         let tmp = path.with_extension("jsonl.tmp");
-        std::fs::write(&tmp, text).map_err(io)?;
-        std::fs::rename(&tmp, path).map_err(io)?;
+        if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, path)) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(io(e));
+        }
         let file = std::fs::OpenOptions::new()
             .append(true)
             .open(path)

@@ -73,6 +73,9 @@ pub async fn run_study(
     observer: &dyn StudyObserver,
 ) -> Result<StudyRunOutcome> {
     let root = &settings.release_root;
+    // A study refused before any run (its first `prepare`) removes the
+    // folder it made: a refused command leaves nothing behind.
+    let fresh = !settings.out.exists();
     let mut draw =
         select_release_tasks(release, root, &manifest.tasks).map_err(|e| Error::Draw {
             release: root.clone(),
@@ -151,7 +154,15 @@ pub async fn run_study(
         request.system = Some(c.runs.clone());
         request.condition = condition;
         request.tasks = Some(TaskFilter::parse(&run_tasks.join(","))?);
-        let prepared = prepare(condition_release.as_ref().unwrap_or(release), request).await?;
+        let prepared = match prepare(condition_release.as_ref().unwrap_or(release), request).await {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                if fresh && batches.is_empty() {
+                    let _ = std::fs::remove_dir_all(&settings.out);
+                }
+                return Err(e.into());
+            }
+        };
         for line in &prepared.notes {
             observer.note(line);
         }

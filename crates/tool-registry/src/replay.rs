@@ -145,6 +145,12 @@ pub fn replay(release_root: &Path, runs_dir: Option<&Path>) -> crate::Result<Rep
             source: std::io::Error::other(e.to_string()),
         })?;
     let inventories = load_inventories(&release_root.join("tasks"));
+    for entry in &entries {
+        let (package_root, inventory_key) = package_of(release_root, &entry.task_id);
+        if let Some(inventory) = inventories.get(&inventory_key) {
+            ensure_readable(&package_root, inventory)?;
+        }
+    }
     let tools: Vec<std::sync::Arc<dyn Tool>> =
         research::file_tools(&research::ResearchToolsConfig {
             read_mode: ReadMode::Reference,
@@ -280,6 +286,22 @@ pub(crate) fn load_inventories(tasks_dir: &Path) -> BTreeMap<String, Inventory> 
         }
     }
     out
+}
+
+/// Opens every inventoried file present under `package_root`: one that
+/// does not open (permission denied) is an error naming it, not a change
+/// of the package (its hash read as that of no bytes, and the calls that
+/// read it were counted as `package_changed`). An absent file is a change.
+fn ensure_readable(package_root: &Path, inventory: &Inventory) -> crate::Result<()> {
+    for rel in inventory.keys() {
+        let path = package_root.join(rel);
+        match std::fs::File::open(&path) {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(crate::Error::Io { path, source }),
+        }
+    }
+    Ok(())
 }
 
 /// How a file of the recorded package differs in the public package.

@@ -21,6 +21,9 @@ pub struct Args {
     /// Print JSON lines (`{kind, task_id, text, files, withheld}`).
     #[arg(long)]
     pub json: bool,
+    /// Unloadable task files: an error, or skipped and named.
+    #[command(flatten)]
+    pub skip: super::inputs::SkipInvalid,
 }
 
 /// The `kind` oracle of every task of `release` (or of `only`), with the
@@ -58,6 +61,10 @@ pub fn oracles(
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let release = Release::load(&args.release)
         .with_context(|| format!("loading the release at {}", args.release.display()))?;
+    let skipped = args.skip.check(&release, "oracle")?;
+    if release.tasks().is_empty() {
+        bail!("{}: the release holds no task", args.release.display());
+    }
     if let Some(id) = &args.task {
         if !release.tasks().iter().any(|t| &t.task_id == id) {
             bail!("--task {id}: no such task in {}", args.release.display());
@@ -78,11 +85,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("oracle: no oracle emitted: {e}");
     }
     eprintln!(
-        "oracle {}: {} emitted, {} refused, {} item(s) withheld",
+        "oracle {}: {} emitted, {} refused, {} item(s) withheld{}",
         args.kind,
         made.len(),
         refused.len(),
-        made.iter().map(|o| o.withheld.len()).sum::<usize>()
+        made.iter().map(|o| o.withheld.len()).sum::<usize>(),
+        super::inputs::skipped_note(&skipped)
     );
     Ok(if made.is_empty() && !refused.is_empty() {
         ExitCode::from(1)

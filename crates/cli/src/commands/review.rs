@@ -7,7 +7,8 @@
 use anyhow::{bail, Context};
 use earthverse_package_model::Release;
 use earthverse_review::{
-    read_labels, review_agreement, review_run, stratified_sample, Candidate, ReviewRun, Stratum,
+    check_appendable, read_existing_labels, read_labels, review_agreement, review_run,
+    stratified_sample, Candidate, ReviewRun, Stratum,
 };
 use earthverse_rubric_judge::evidence::{run_evidence, task_references, RunEvidence};
 use earthverse_rubric_judge::families::{core_band, family_run, published_core, SystemFamily};
@@ -163,6 +164,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
     }
     // Refuse a label file that does not read before serving anything.
     let existing = read_labels(&labels)?;
+    check_appendable(&labels)?;
     let inputs = inputs(&root, &runs_dir)?;
     let candidates: Vec<Candidate> = inputs
         .runs
@@ -218,7 +220,7 @@ fn release_of(runs: &Path) -> anyhow::Result<PathBuf> {
 }
 
 fn agreement(args: AgreementArgs) -> anyhow::Result<ExitCode> {
-    let labels = read_labels(&args.labels)?;
+    let labels = read_existing_labels(&args.labels)?;
     let root = match args.release {
         Some(r) => r,
         None => release_of(&args.runs)?,
