@@ -544,7 +544,18 @@ fn the_paper_manifests_hold_every_row_of_tables_3_4_and_6() {
     };
     assert_eq!(kinds(|c| c.oracle.as_ref()), 4);
     assert_eq!(kinds(|c| c.perturbation.as_ref()), 5);
-    assert_eq!(t6.conditions.len(), 20);
+    assert_eq!(t6.conditions.len(), 22);
+    // Table 6b's atmospheric suites: their catalogues offer the real
+    // MetPy's and Fortran's operations, without requiring them.
+    for (name, env) in [
+        ("atmospheric-python", "metpy"),
+        ("atmospheric-fortran", "fortran"),
+    ] {
+        let c = t6.conditions.iter().find(|c| c.name == name).unwrap();
+        let condition = earthverse_agent_controller::Condition::from_record(&c.condition).unwrap();
+        assert_eq!(condition.catalogue.unwrap().offered_environments(), [env]);
+        assert!(c.condition.required_environment.is_none(), "{name}");
+    }
     // The reference of Tables 4 and 6 is one condition record: shared runs.
     let reference = |m: &StudyManifest| {
         m.conditions
