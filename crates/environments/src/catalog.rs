@@ -634,6 +634,18 @@ pub fn operation(name: &str) -> Option<(&'static Environment, &'static Operation
 }
 
 impl OperationSpec {
+    /// Fewest values of the first input the method needs with its default
+    /// parameters: [`OperationSpec::min_values`], except where a default
+    /// sets a larger need (R's GEV fits at least 10 blocks of the default
+    /// 24 values, `adapters/r_climate.R`). What compatibility checks (a
+    /// call may give other parameters; the tool checks `min_values`).
+    pub fn min_values_at_defaults(&self) -> usize {
+        match self.name {
+            "r_climate_gev" => 10 * 24,
+            _ => self.min_values,
+        }
+    }
+
     /// The JSON Schema of the operation's arguments: one series reference
     /// (`{path, field, time_field?, start?, end?, units?}`) per input and the
     /// parameters.

@@ -9,7 +9,10 @@
 //! input of an operation has a role (temperature, precipitation, wind
 //! speed, ...) matched to field names; an operation is compatible with a
 //! package when every required input finds a field (paired inputs, such as
-//! forecast and observation, need the same variable in two files). The
+//! forecast and observation, need the same variable in two files) and the
+//! first input's block is as long as the method needs with its default
+//! parameters ([`OperationSpec::min_values_at_defaults`]: a shorter record
+//! is a justified refusal, App. A.4, not a compatible task). The
 //! scripted agent fills the arguments from the first matches, the
 //! latitude and elevation from the file, thresholds from the series'
 //! median, and `stat` = `mean`.
@@ -160,7 +163,8 @@ pub fn scripted_args(op: &OperationSpec, blocks: &[SeriesBlock]) -> Option<Value
                 .map(|(b, _)| (b.file.clone(), b.block.clone()));
             // The method's shortest record (checked before running, a
             // justified refusal) also bounds compatibility.
-            let long_enough = |b: &&SeriesBlock| first.is_some() || b.len >= op.min_values;
+            let long_enough =
+                |b: &&SeriesBlock| first.is_some() || b.len >= op.min_values_at_defaults();
             role_patterns(input.name).iter().find_map(|pat| {
                 blocks
                     .iter()
