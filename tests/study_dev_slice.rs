@@ -8,7 +8,10 @@
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
 use earthverse_package_model::Release;
-use earthverse_study::{draw_effort, load_manifest, select_tasks, TaskHistory};
+use earthverse_study::{
+    condition_manifests, draw_effort, load_manifest, select_release_tasks, select_tasks,
+    TaskHistory,
+};
 use earthverse_tests::{dev_slice, project_root};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -134,4 +137,77 @@ fn the_effort_and_paired_manifests_draw_as_app_c5_states_on_the_dev_slice() {
         d.difficult.iter().map(|x| &x.task).collect::<Vec<_>>(),
         lowest
     );
+}
+
+/// Table 7's compatible manifests on the slice (App. C.5): the core
+/// environments (R climate, Julia, CDO; App. D.6) retain the paired
+/// manifest; for every other row each drawn task has a package holding
+/// the inputs of one of the environment's operations (scanned here per
+/// task), the draw is balanced over the difficulty levels and has the
+/// paired manifest's size unless the slice has fewer compatible tasks, and
+/// a second draw with the seed gives the same tasks.
+#[test]
+fn table7_compatible_manifests_on_the_dev_slice() {
+    let data = dev_slice();
+    let release = Release::load(&data).unwrap();
+    let manifest =
+        load_manifest(&project_root().join("studies/table7-scientific-environments.toml")).unwrap();
+    let paired = select_release_tasks(&release, &data, &manifest.tasks)
+        .unwrap()
+        .tasks;
+    assert_eq!(paired.len(), 20);
+    let manifests = condition_manifests(&release, &paired, &manifest.conditions).unwrap();
+    assert_eq!(manifests.len(), 13, "every environment row");
+    // Each package's series, scanned once here.
+    let series = earthverse_environments::coverage::release_series(&release);
+    for (name, m) in &manifests {
+        let env = earthverse_environments::environment(&m.environment).unwrap();
+        let ops =
+            |t: &String| earthverse_environments::coverage::compatible_operations(env, &series[t]);
+        let compatible = |t: &String| !ops(t).is_empty();
+        // The same seed draws the same manifest.
+        let c = manifest
+            .conditions
+            .iter()
+            .find(|c| &c.name == name)
+            .unwrap();
+        let again = earthverse_study::compatible_manifest(
+            &release,
+            &paired,
+            env,
+            &earthverse_environments::coverage::compatibility(env, &series),
+            c.compatible_manifest.as_ref().unwrap(),
+        );
+        assert_eq!(&again, m, "{name}: deterministic");
+        let paired_ok = paired.iter().filter(|t| compatible(t)).count();
+        assert_eq!(m.study_compatible, paired_ok, "{name}");
+        assert_eq!(m.retained, !env.is_input_dependent(), "{name}");
+        if m.retained {
+            assert_eq!(m.tasks, paired, "{name}");
+        } else {
+            assert!(m.tasks.iter().all(compatible), "{name}: {:?}", m.tasks);
+            assert_eq!(m.tasks.len(), 20.min(m.compatible_tasks), "{name}");
+        }
+        for (a, ca) in &m.levels {
+            for (b, cb) in &m.levels {
+                if !m.retained && ca.drawn > cb.drawn + 1 {
+                    assert_eq!(cb.drawn, cb.compatible, "{name}: {a} vs {b}");
+                }
+            }
+        }
+        let levels: Vec<String> = m
+            .levels
+            .iter()
+            .map(|(l, c)| format!("{l} {}/{}", c.drawn, c.compatible))
+            .collect();
+        eprintln!(
+            "{name}: {} tasks ({}; paired compatible {}/20; release compatible {}/{}; {})",
+            m.tasks.len(),
+            if m.retained { "retained" } else { "drawn" },
+            m.study_compatible,
+            m.compatible_tasks,
+            m.release_tasks,
+            levels.join(", ")
+        );
+    }
 }

@@ -104,15 +104,21 @@ def case(c):
             return [None if not np.isfinite(x) else float(x) for x in a[:n]]
 
         scale = p.get("scale_months", 1)
+
+        def years(m):
+            # climate_indices reads a monthly array as starting in January.
+            full = pd.date_range(f"{m.index[0].year}-01-01", f"{m.index[-1].year}-12-01", freq="MS")
+            return m.reindex(full)
+
         if op == "climate_indices_pet":
-            s = pd.Series(I["temperature"][0], index=I["temperature"][1]).resample("MS").mean()
+            s = years(pd.Series(I["temperature"][0], index=I["temperature"][1]).resample("MS").mean())
             return {"values": listed(indices.pet(s.to_numpy(), p["latitude"], s.index[0].year), len(s))}
-        s = pd.Series(I["precipitation"][0], index=I["precipitation"][1]).resample("MS").sum(min_count=1)
+        s = years(pd.Series(I["precipitation"][0], index=I["precipitation"][1]).resample("MS").sum(min_count=1))
         y0, y1 = s.index[0].year, s.index[-1].year
         if op == "climate_indices_spi":
             spi = indices.spi(s.to_numpy(), scale, indices.Distribution.gamma, y0, y0, y1, compute.Periodicity.monthly)
             return {"values": listed(spi, len(s))}
-        t = pd.Series(I["temperature"][0], index=I["temperature"][1]).resample("MS").mean()
+        t = years(pd.Series(I["temperature"][0], index=I["temperature"][1]).resample("MS").mean())
         pet = indices.pet(t.to_numpy(), p["latitude"], y0)[: len(t)]
         spei = indices.spei(s.to_numpy(), pet, scale, indices.Distribution.gamma, compute.Periodicity.monthly, y0, y0, y1)
         return {"values": listed(spei, len(s))}

@@ -23,6 +23,8 @@
 //! | `catalogue=general+expert` | research tools + general domain families + the workflow profile's specialist families | ours (the paper names the suite only) |
 //! | `catalogue=compact-meteorology` | research tools + the same 8 meteorological operations for every task | App. A.3.4 fixes one compact shortlist for all tasks; the 8 ([`COMPACT_METEOROLOGY_SUITE`]) are ours |
 //! | `catalogue=cue-routed-meteorology` | research tools + at most 3 meteorological operations, BM25 on the question and the package's file paths, positive scores only | App. A.3.4 fixes "at most three" from task and package cues; the routing rule is ours |
+//! | `catalogue=atmospheric-python` | research tools + the audited MetPy operations of `earthverse-environments` (rain summary, profiles, kinematics); tool use optional | Table 6b names the suite only; its make-up is ours |
+//! | `catalogue=atmospheric-fortran` | research tools + the audited Fortran operations (rain, kinematics, moisture transport); tool use optional | Table 6b names the suite only; its make-up is ours |
 //! | reasoning effort | `none`…`xhigh`; Anthropic thinking budgets 1,024…32,768 | Table 3; budgets ours |
 //!
 //! The paper's registry is 170 tools including its six foundation tools;
@@ -247,6 +249,15 @@ pub enum CatalogueSpec {
     /// routed on task and package cues (App. A.3.4, Table 4d). Tool use
     /// stays optional.
     CueRoutedMeteorology,
+    /// Table 6b's atmospheric Python suite (App. A.2.2, a tool composition):
+    /// the research tools plus the audited operations of the real MetPy
+    /// (`earthverse-environments`, run in the python_exec sandbox). Tool
+    /// use stays optional.
+    AtmosphericPython,
+    /// Table 6b's atmospheric Fortran suite: the research tools plus the
+    /// audited Fortran operations (gfortran, in the sandbox). Tool use
+    /// stays optional.
+    AtmosphericFortran,
 }
 
 /// Tools routed by `catalogue=dynamic` at each step (the paper's Top-20
@@ -254,6 +265,17 @@ pub enum CatalogueSpec {
 pub const DYNAMIC_K: usize = 20;
 
 impl CatalogueSpec {
+    /// The scientific environments (`earthverse-environments` names) whose
+    /// operations this catalogue offers beside the research tools, without
+    /// requiring them (Table 6b's atmospheric suites; App. A.2.2).
+    pub fn offered_environments(self) -> &'static [&'static str] {
+        match self {
+            CatalogueSpec::AtmosphericPython => &["metpy"],
+            CatalogueSpec::AtmosphericFortran => &["fortran"],
+            _ => &[],
+        }
+    }
+
     /// The registry's presentation plan for this catalogue and naming.
     pub fn plan(self, names: ToolNames) -> CataloguePlan {
         let (condition, keep_research_tools) = match self {
@@ -266,6 +288,13 @@ impl CatalogueSpec {
             CatalogueSpec::GeneralExpert => (CatalogueCondition::GeneralExpert, true),
             CatalogueSpec::Hierarchical => (CatalogueCondition::Hierarchical, true),
             CatalogueSpec::CompactMeteorology => (CatalogueCondition::CompactMeteorology, true),
+            // The research tools; the harness pins the suite's operations.
+            CatalogueSpec::AtmosphericPython | CatalogueSpec::AtmosphericFortran => (
+                CatalogueCondition::Fixed {
+                    size: earthverse_tool_registry::RESEARCH_TOOL_NAMES.len(),
+                },
+                true,
+            ),
             CatalogueSpec::CueRoutedMeteorology => (
                 CatalogueCondition::CueRoutedMeteorology {
                     max: CUE_ROUTED_METEOROLOGY_MAX,
@@ -322,7 +351,10 @@ pub struct Condition {
     /// `cue-routed-meteorology` (research tools + at most 3, the paper's
     /// limit, meteorological operations a BM25 router picks from the
     /// question and the package's file paths; operations with no matching
-    /// cue are not offered).
+    /// cue are not offered); Table 6b's atmospheric suites (optional use):
+    /// `atmospheric-python` (research tools + the real MetPy's audited
+    /// operations) or `atmospheric-fortran` (research tools + the Fortran
+    /// operations), refused when the environment is not installed.
     #[cfg_attr(feature = "clap", arg(long, value_name = "CATALOGUE"))]
     pub catalogue: Option<CatalogueSpec>,
     /// Tool names (Table 4b): `reference` (registry names), `descriptive`
@@ -589,6 +621,8 @@ impl fmt::Display for CatalogueSpec {
             CatalogueSpec::Dynamic => f.write_str("dynamic"),
             CatalogueSpec::CompactMeteorology => f.write_str("compact-meteorology"),
             CatalogueSpec::CueRoutedMeteorology => f.write_str("cue-routed-meteorology"),
+            CatalogueSpec::AtmosphericPython => f.write_str("atmospheric-python"),
+            CatalogueSpec::AtmosphericFortran => f.write_str("atmospheric-fortran"),
         }
     }
 }
@@ -618,13 +652,15 @@ impl FromStr for CatalogueSpec {
             None if s == "dynamic" => CatalogueSpec::Dynamic,
             None if s == "compact-meteorology" => CatalogueSpec::CompactMeteorology,
             None if s == "cue-routed-meteorology" => CatalogueSpec::CueRoutedMeteorology,
+            None if s == "atmospheric-python" => CatalogueSpec::AtmosphericPython,
+            None if s == "atmospheric-fortran" => CatalogueSpec::AtmosphericFortran,
             _ => {
                 return Err(bad(
                     "--catalogue",
                     format!(
                         "`{s}` is not one of fixed:N, full, topk:K, workflow, expert, \
                          general+expert, hierarchical, dynamic, compact-meteorology, \
-                         cue-routed-meteorology"
+                         cue-routed-meteorology, atmospheric-python, atmospheric-fortran"
                     ),
                 ))
             }
@@ -651,6 +687,8 @@ mod tests {
             "dynamic",
             "compact-meteorology",
             "cue-routed-meteorology",
+            "atmospheric-python",
+            "atmospheric-fortran",
         ] {
             assert_eq!(s.parse::<CatalogueSpec>().unwrap().to_string(), s);
         }

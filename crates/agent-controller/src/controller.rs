@@ -308,6 +308,7 @@ impl Controller {
             required: self.settings.required_tools.as_ref().map(|p| {
                 crate::record::RequiredToolOutcome {
                     label: p.label.clone(),
+                    versions: p.versions.clone(),
                     min_successful: p.min_successful,
                     target: p.target,
                     max_counted: p.max_counted,

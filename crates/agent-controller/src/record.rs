@@ -161,6 +161,10 @@ pub struct RequiredToolOutcome {
     pub failure_classes: std::collections::BTreeMap<String, usize>,
     /// Corrective rounds: final answers the policy refused and sent back.
     pub repair_rounds: u32,
+    /// Versions of the required environment's libraries and runtimes,
+    /// detected when the run was set up (absent in older records).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub versions: std::collections::BTreeMap<String, String>,
 }
 
 pub use crate::settings::RunEnvironment;

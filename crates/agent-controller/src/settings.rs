@@ -118,6 +118,11 @@ pub struct RequiredToolPolicy {
     /// `xclim`), copied into the run's `required_tools` record.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
+    /// Versions of the environment's libraries and runtimes, detected when
+    /// the run was set up (`cdo` → `Climate Data Operators version 2.1.1
+    /// ...`), copied into the run's `required_tools` record.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub versions: std::collections::BTreeMap<String, String>,
 }
 
 impl Default for RequiredToolPolicy {
@@ -128,6 +133,7 @@ impl Default for RequiredToolPolicy {
             target: 3,
             max_counted: 4,
             label: None,
+            versions: std::collections::BTreeMap::new(),
         }
     }
 }

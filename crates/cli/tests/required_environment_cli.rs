@@ -73,6 +73,21 @@ fn the_required_environment_is_recorded_with_its_compliance() {
     assert_eq!(r["compliant"], true, "{r}");
     assert_eq!(r["failure_classes"], json!({"argument": 1}), "{r}");
     assert_eq!(r["repair_rounds"], 0);
+    // CDO's version, detected when the run was set up: what `cdo
+    // --version` prints here.
+    let printed = Command::new("cdo").arg("--version").output().unwrap();
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&printed.stdout),
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    let recorded = r["versions"]["cdo"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{r}"));
+    assert!(
+        recorded.contains("version") && printed.contains(recorded),
+        "{recorded} vs {printed}"
+    );
     assert_eq!(t["diagnostics"]["termination_reason"], "model_final");
     // CDO's values, as the tool returned them: the mean and the maximum of
     // the station's 14 daily maxima.
@@ -143,4 +158,68 @@ fn the_required_environment_is_recorded_with_its_compliance() {
         .as_str()
         .unwrap()
         .starts_with("round_limit"));
+}
+
+/// Table 6b's atmospheric Fortran suite (`--catalogue atmospheric-fortran`):
+/// the Fortran operations are offered beside the research tools and run by
+/// gfortran in the sandbox, but not required: no compliance contract, and
+/// an agent that never calls them answers at once.
+#[test]
+fn the_atmospheric_fortran_suite_offers_fortran_without_requiring_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |agent: &str, out: &Path| -> Value {
+        let status = Command::new(env!("CARGO_BIN_EXE_earthverse"))
+            .arg("run")
+            .arg(release())
+            .args(["--agent", agent, "--tasks", "FIX-001_Q1", "--quiet"])
+            .args(["--catalogue", "atmospheric-fortran", "--max-turns", "48"])
+            .args(["--system", "s", "--out"])
+            .arg(out)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        serde_json::from_slice(&std::fs::read(out.join("s/FIX-001_Q1/trajectory.json")).unwrap())
+            .unwrap()
+    };
+    let script = json!({"model_id": "scripted-fortran", "scripts": {"FIX-001_Q1": [
+        {"action": "tool_call", "tool": "fortran_rain", "reason": "suite",
+         "args": {"precipitation": {"path": "data/physical_hazard/physical_hazard_001_station_daily_temperature.csv",
+                                    "field": "tmin_c", "time_field": "date"}, "window": 3}},
+        {"action": "final_answer", "final_answer": {"peak_tmax_c": 38.1}, "confidence": 0.5,
+         "evidence": [], "reasoning_summary": [], "unsupported_or_unresolved": []}
+    ]}});
+    let agent = dir.path().join("agent.json");
+    std::fs::write(&agent, script.to_string()).unwrap();
+    let t = run(
+        &format!("scripted:{}", agent.display()),
+        &dir.path().join("runs"),
+    );
+    assert_eq!(t["condition"]["catalogue"], "atmospheric-fortran");
+    assert!(t.get("required_tools").is_none_or(Value::is_null), "{t}");
+    assert_eq!(t["diagnostics"]["termination_reason"], "model_final");
+    let call = &t["tool_calls"][0];
+    assert_eq!(call["tool"], "fortran_rain");
+    assert_eq!(call["ok"], true, "{call}");
+    // gfortran's total is the column's sum, computed here from the CSV.
+    let csv = std::fs::read_to_string(
+        release().join("packages/event_packages/standard_event_packages/packages/FIX-001/data/physical_hazard/physical_hazard_001_station_daily_temperature.csv"),
+    )
+    .unwrap();
+    let total: f64 = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(3).unwrap().parse::<f64>().unwrap())
+        .sum();
+    let s = call["output"].to_string().replace("\\\"", "\"");
+    let at = s.find("\"total_mm\":").unwrap_or_else(|| panic!("{s}"));
+    let num: String = s[at + 11..]
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-' || *c == 'e')
+        .collect();
+    assert!((num.parse::<f64>().unwrap() - total).abs() < 1e-6, "{s}");
+    // The baseline agent makes no call of them and is not refused.
+    let t = run("baseline", &dir.path().join("baseline"));
+    assert!(t.get("required_tools").is_none_or(Value::is_null), "{t}");
+    assert_eq!(t["diagnostics"]["termination_reason"], "model_final");
 }

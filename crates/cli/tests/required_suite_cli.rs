@@ -39,14 +39,16 @@ fn a_required_suite_refuses_early_final_answers() {
     let dir = tempfile::tempdir().unwrap();
     let free = run(&[], &dir.path().join("free"));
     assert_eq!(free["diagnostics"]["termination_reason"], "model_final");
-    let required = run(
-        &["--require-suite", "xclim_like"],
-        &dir.path().join("required"),
-    );
-    let reason = required["diagnostics"]["termination_reason"]
-        .as_str()
-        .unwrap();
-    assert!(reason.starts_with("round_limit"), "{reason}");
+    // The former name `xclim_like` is an alias of `native_indices`: the
+    // record names the suite as it is now.
+    for (name, out) in [("native_indices", "required"), ("xclim_like", "alias")] {
+        let required = run(&["--require-suite", name], &dir.path().join(out));
+        let reason = required["diagnostics"]["termination_reason"]
+            .as_str()
+            .unwrap();
+        assert!(reason.starts_with("round_limit"), "{reason}");
+        assert_eq!(required["required_tools"]["label"], "native_indices");
+    }
 }
 
 #[test]
@@ -69,7 +71,7 @@ fn an_unknown_suite_is_named_in_the_error() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("unknown suite `nope`") && err.contains("xclim_like"),
+        err.contains("unknown suite `nope`") && err.contains("native_indices"),
         "{err}"
     );
 }

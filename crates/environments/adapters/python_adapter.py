@@ -367,11 +367,19 @@ def pyet_penman_monteith(req):
 
 # ---------------------------------------------------------------- climate-indices
 def monthly(req, name, how):
+    """Monthly values over whole calendar years (January of the first year
+    to December of the last, NaN where the record has no day):
+    climate_indices reads a monthly array as starting in January of
+    `data_start_year`, so a record starting in another month must be
+    padded, not shifted."""
+    import pandas as pd
+
     s = series(req, name)
     require_daily(s, f"climate-indices ({name})")
     p = pd_series(s)
     m = p.resample("MS").sum(min_count=1) if how == "sum" else p.resample("MS").mean()
-    return m
+    full = pd.date_range(f"{m.index[0].year}-01-01", f"{m.index[-1].year}-12-01", freq="MS")
+    return m.reindex(full)
 
 
 def ci_common(req, m):

@@ -126,6 +126,18 @@ const LATITUDE: ParamSpec = param(
     "latitude of the point in degrees (Open-Meteo files give it)",
 );
 
+/// Days climate-indices' SPI and SPEI need: its gamma (or Pearson) fit is
+/// per calendar month over the record's years, so some calendar month
+/// must occur in two years: 13 months, 365 + 31 days. With fewer, every
+/// value is NaN (checked on climate_indices 3.1.0).
+pub const CI_SPI_MIN_DAYS: usize = 396;
+
+/// Days climate-indices' Thornthwaite PET needs: the annual heat index is
+/// a sum over the 12 monthly mean temperatures, so all 12 calendar months
+/// must be present (any 365 consecutive days hold them); with fewer every
+/// value is NaN (checked on climate_indices 3.1.0).
+pub const CI_PET_MIN_DAYS: usize = 365;
+
 /// The environments in Table 7's order.
 pub const ENVIRONMENTS: &[Environment] = &[
     Environment {
@@ -289,14 +301,14 @@ pub const ENVIRONMENTS: &[Environment] = &[
         operations: &[
             OperationSpec {
                 name: "climate_indices_spi",
-                description: "climate_indices.indices.spi (gamma, monthly, calibration over the record) on daily precipitation summed by month; scale_months (default 1).",
+                description: "climate_indices.indices.spi (gamma, monthly, calibration over the record) on daily precipitation summed by calendar month (Jan-Dec years); scale_months (default 1). The gamma fit of a calendar month needs it in two years: at least 396 days (13 months).",
                 inputs: &[input("precipitation", "mm", "daily precipitation")],
                 params: &[param("scale_months", "integer", false, "accumulation scale in months (default 1)")],
-                min_values: 2,
+                min_values: CI_SPI_MIN_DAYS,
             },
             OperationSpec {
                 name: "climate_indices_spei",
-                description: "climate_indices.indices.spei (distribution gamma, the default, or pearson; monthly) on monthly precipitation minus Thornthwaite PET (indices.pet) of monthly mean temperature.",
+                description: "climate_indices.indices.spei (distribution gamma, the default, or pearson; monthly, Jan-Dec years) on monthly precipitation minus Thornthwaite PET (indices.pet) of monthly mean temperature; at least 396 days (13 months).",
                 inputs: &[
                     input("precipitation", "mm", "daily precipitation"),
                     input("temperature", "degC", "daily temperature"),
@@ -306,14 +318,14 @@ pub const ENVIRONMENTS: &[Environment] = &[
                     param("scale_months", "integer", false, "accumulation scale in months (default 1)"),
                     param("distribution", "string", false, "gamma (default) or pearson"),
                 ],
-                min_values: 2,
+                min_values: CI_SPI_MIN_DAYS,
             },
             OperationSpec {
                 name: "climate_indices_pet",
-                description: "climate_indices.indices.pet (Thornthwaite) on daily temperature averaged by month.",
+                description: "climate_indices.indices.pet (Thornthwaite) on daily temperature averaged by calendar month (Jan-Dec years); the annual heat index needs all 12 months: at least 365 days.",
                 inputs: &[input("temperature", "degC", "daily temperature")],
                 params: &[LATITUDE],
-                min_values: 2,
+                min_values: CI_PET_MIN_DAYS,
             },
         ],
         install_hint: PY_HINT,
@@ -591,6 +603,20 @@ pub const ENVIRONMENTS: &[Environment] = &[
     },
 ];
 
+impl Environment {
+    /// Whether the environment is input-dependent in the sense of App. C.5
+    /// ("Core libraries retain the paired manifest; input-dependent
+    /// environments draw a difficulty-balanced compatible manifest"). The
+    /// paper names the core ones in App. D.6: "R climate, Julia, and CDO
+    /// often accept the available time series or grids directly; other
+    /// adapters require variables, record lengths, or sampling structures
+    /// that many event packages do not contain". So every environment but
+    /// those three is input-dependent.
+    pub fn is_input_dependent(&self) -> bool {
+        !matches!(self.slug, "r-climate" | "julia" | "cdo")
+    }
+}
+
 /// An environment by its command-line spelling or paper name
 /// (case-insensitive).
 pub fn environment(name: &str) -> Option<&'static Environment> {
@@ -608,6 +634,18 @@ pub fn operation(name: &str) -> Option<(&'static Environment, &'static Operation
 }
 
 impl OperationSpec {
+    /// Fewest values of the first input the method needs with its default
+    /// parameters: [`OperationSpec::min_values`], except where a default
+    /// sets a larger need (R's GEV fits at least 10 blocks of the default
+    /// 24 values, `adapters/r_climate.R`). What compatibility checks (a
+    /// call may give other parameters; the tool checks `min_values`).
+    pub fn min_values_at_defaults(&self) -> usize {
+        match self.name {
+            "r_climate_gev" => 10 * 24,
+            _ => self.min_values,
+        }
+    }
+
     /// The JSON Schema of the operation's arguments: one series reference
     /// (`{path, field, time_field?, start?, end?, units?}`) per input and the
     /// parameters.

@@ -9,7 +9,10 @@
 //! input of an operation has a role (temperature, precipitation, wind
 //! speed, ...) matched to field names; an operation is compatible with a
 //! package when every required input finds a field (paired inputs, such as
-//! forecast and observation, need the same variable in two files). The
+//! forecast and observation, need the same variable in two files) and the
+//! first input's block is as long as the method needs with its default
+//! parameters ([`OperationSpec::min_values_at_defaults`]: a shorter record
+//! is a justified refusal, App. A.4, not a compatible task). The
 //! scripted agent fills the arguments from the first matches, the
 //! latitude and elevation from the file, thresholds from the series'
 //! median, and `stat` = `mean`.
@@ -31,8 +34,10 @@ pub struct SeriesBlock {
     pub file: String,
     /// `daily` or `hourly` (the block key).
     pub block: String,
-    /// Numeric fields and their lengths.
+    /// Numeric fields (each as long as `time`).
     pub fields: Vec<String>,
+    /// Time steps of the block (the length of `time`).
+    pub len: usize,
     /// The file's `latitude`.
     pub latitude: Option<f64>,
     /// The file's `elevation`.
@@ -59,6 +64,12 @@ pub fn scan_package(root: &Path) -> Vec<SeriesBlock> {
         let Ok(bytes) = std::fs::read(entry.path()) else {
             continue;
         };
+        // Only a file naming a series block can hold one: the others
+        // (rasters, PDFs, large GeoJSON) are not parsed.
+        let finder = |key: &[u8]| memchr::memmem::find(&bytes, key).is_some();
+        if !finder(b"\"daily\"") && !finder(b"\"hourly\"") {
+            continue;
+        }
         let Ok(doc) = serde_json::from_slice::<Value>(&bytes) else {
             continue;
         };
@@ -95,6 +106,7 @@ pub fn scan_package(root: &Path) -> Vec<SeriesBlock> {
                 file: rel.clone(),
                 block: block.into(),
                 fields,
+                len: n,
                 latitude: doc.get("latitude").and_then(Value::as_f64),
                 elevation: doc.get("elevation").and_then(Value::as_f64),
                 medians,
@@ -149,10 +161,15 @@ pub fn scripted_args(op: &OperationSpec, blocks: &[SeriesBlock]) -> Option<Value
             let same_block = first
                 .as_ref()
                 .map(|(b, _)| (b.file.clone(), b.block.clone()));
+            // The method's shortest record (checked before running, a
+            // justified refusal) also bounds compatibility.
+            let long_enough =
+                |b: &&SeriesBlock| first.is_some() || b.len >= op.min_values_at_defaults();
             role_patterns(input.name).iter().find_map(|pat| {
                 blocks
                     .iter()
                     .filter(|b| !daily || b.block == "daily")
+                    .filter(long_enough)
                     .filter(|b| {
                         same_block
                             .as_ref()
@@ -197,6 +214,64 @@ pub fn scripted_args(op: &OperationSpec, blocks: &[SeriesBlock]) -> Option<Value
         }
     }
     Some(args)
+}
+
+/// The operations of `env` whose inputs the package's series hold (those
+/// a scripted agent can fill, [`scripted_args`]), in catalogue order.
+pub fn compatible_operations(env: &Environment, blocks: &[SeriesBlock]) -> Vec<&'static str> {
+    env.operations
+        .iter()
+        .filter(|op| scripted_args(op, blocks).is_some())
+        .map(|op| op.name)
+        .collect()
+}
+
+/// Whether the package at `root` is compatible with `env`: at least one of
+/// its operations finds every input it needs in the package's series (the
+/// rule of [`coverage`] and of the compatible manifests of App. C.5).
+pub fn package_compatible(env: &Environment, root: &Path) -> bool {
+    !compatible_operations(env, &scan_package(root)).is_empty()
+}
+
+/// The series blocks of each task's package of `release` ([`scan_package`]),
+/// by task id; each package is scanned once.
+pub fn release_series(
+    release: &earthverse_package_model::Release,
+) -> BTreeMap<String, Arc<Vec<SeriesBlock>>> {
+    let mut packages: BTreeMap<PathBuf, Arc<Vec<SeriesBlock>>> = BTreeMap::new();
+    release
+        .tasks()
+        .iter()
+        .map(|task| {
+            let dir = release.task_package_dir(task);
+            let blocks = packages
+                .entry(dir.clone())
+                .or_insert_with(|| Arc::new(scan_package(&dir)))
+                .clone();
+            (task.task_id.clone(), blocks)
+        })
+        .collect()
+}
+
+/// Whether each task is compatible with `env` ([`compatible_operations`]
+/// of its package's series, as [`release_series`] gives them), by task id.
+pub fn compatibility(
+    env: &Environment,
+    series: &BTreeMap<String, Arc<Vec<SeriesBlock>>>,
+) -> BTreeMap<String, bool> {
+    series
+        .iter()
+        .map(|(task, blocks)| (task.clone(), !compatible_operations(env, blocks).is_empty()))
+        .collect()
+}
+
+/// Whether each task of `release` is compatible with `env` (its package,
+/// [`package_compatible`]), by task id; each package is scanned once.
+pub fn task_compatibility(
+    env: &Environment,
+    release: &earthverse_package_model::Release,
+) -> BTreeMap<String, bool> {
+    compatibility(env, &release_series(release))
 }
 
 /// One environment's coverage over a release.

@@ -4,6 +4,7 @@
 
 use crate::catalog::{EnvKind, Environment};
 use crate::error::{EnvironmentError, Result};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,53 @@ pub struct DetectionContext {
 pub struct Detected {
     /// The library version (Python) or the resolved binaries (runtime).
     pub found: Vec<String>,
+    /// Versions asked of the environment itself at detection: the Python
+    /// distribution's installed version (`metpy` → `1.7.1`); for a runtime,
+    /// the first line each binary prints for its version (`cdo --version`,
+    /// `ncks --version`, `ncl -V`, `Rscript --version`, `gfortran
+    /// -dumpfullversion`, `julia --version`) and an R package's
+    /// `DESCRIPTION` version (`evd`). Recorded in each run's
+    /// `required_tools.versions`.
+    pub versions: BTreeMap<String, String>,
+}
+
+/// The arguments that make a runtime binary print its version.
+fn version_args(binary: &str) -> Option<&'static [&'static str]> {
+    Some(match binary {
+        "cdo" | "ncks" | "Rscript" | "julia" => &["--version"],
+        "ncl" => &["-V"],
+        "gfortran" => &["-dumpfullversion"],
+        _ => return None,
+    })
+}
+
+/// The first non-empty line `program args` prints (stdout, else stderr),
+/// within 20 seconds.
+async fn first_line(program: &Path, args: &[&str]) -> Option<String> {
+    let run = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(20), run)
+        .await
+        .ok()?
+        .ok()?;
+    [out.stdout, out.stderr].iter().find_map(|bytes| {
+        String::from_utf8_lossy(bytes)
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .map(str::to_string)
+    })
+}
+
+/// The `Version:` of an R package's `DESCRIPTION` file.
+fn description_version(path: &Path) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("Version:").map(|v| v.trim().to_string()))
 }
 
 /// The version pinned for `distribution` in the requirements file.
@@ -99,26 +147,46 @@ pub async fn detect(env: &Environment, ctx: &DetectionContext) -> Result<Detecte
             }
             Ok(Detected {
                 found: vec![format!("{distribution}=={installed}")],
+                versions: BTreeMap::from([(distribution.to_string(), installed)]),
             })
         }
         EnvKind::Runtime { binaries, files } => {
             let mut found = Vec::new();
             let mut absent = Vec::new();
+            let mut versions = BTreeMap::new();
             for b in binaries {
                 match find_on_path(b, ctx.path.as_ref()) {
-                    Some(p) => found.push(p.display().to_string()),
+                    Some(p) => {
+                        if let Some(args) = version_args(b) {
+                            if let Some(v) = first_line(&p, args).await {
+                                versions.insert((*b).to_string(), v);
+                            }
+                        }
+                        found.push(p.display().to_string());
+                    }
                     None => absent.push(format!("`{b}` is not on PATH")),
                 }
             }
             for f in files {
-                if Path::new(f).exists() {
+                let path = Path::new(f);
+                if path.exists() {
+                    // An R package's DESCRIPTION: record its version.
+                    if path.file_name().is_some_and(|n| n == "DESCRIPTION") {
+                        let package = path
+                            .parent()
+                            .and_then(Path::file_name)
+                            .map(|n| n.to_string_lossy().into_owned());
+                        if let (Some(package), Some(v)) = (package, description_version(path)) {
+                            versions.insert(package, v);
+                        }
+                    }
                     found.push((*f).to_string());
                 } else {
                     absent.push(format!("{f} does not exist"));
                 }
             }
             if absent.is_empty() {
-                Ok(Detected { found })
+                Ok(Detected { found, versions })
             } else {
                 Err(missing(absent.join(", ")))
             }

@@ -54,6 +54,14 @@ pub async fn tools(
     name: &str,
     settings: Arc<EnvironmentSettings>,
 ) -> Result<Vec<Arc<dyn earthverse_tool_registry::Tool>>> {
+    Ok(load(name, settings).await?.1)
+}
+
+/// [`tools`], with what detection found (the versions a run records).
+pub async fn load(
+    name: &str,
+    settings: Arc<EnvironmentSettings>,
+) -> Result<(Detected, Vec<Arc<dyn earthverse_tool_registry::Tool>>)> {
     let env = environment(name).ok_or_else(|| EnvironmentError::Unknown {
         name: name.to_string(),
         known: ENVIRONMENTS
@@ -62,13 +70,14 @@ pub async fn tools(
             .collect::<Vec<_>>()
             .join(", "),
     })?;
-    detect(env, &settings.detection()).await?;
-    Ok(env
+    let detected = detect(env, &settings.detection()).await?;
+    let tools = env
         .operations
         .iter()
         .map(|op| {
             Arc::new(EnvironmentTool::new(env, op, settings.clone()))
                 as Arc<dyn earthverse_tool_registry::Tool>
         })
-        .collect())
+        .collect();
+    Ok((detected, tools))
 }

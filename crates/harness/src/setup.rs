@@ -235,6 +235,7 @@ pub async fn prepare(release: &Release, request: RunRequest) -> Result<PreparedR
     // A required scientific environment is detected before anything is
     // written: a missing one is refused with how to install it.
     let environment = required_environment(&request).await?;
+    let offered = offered_environments(&request).await?;
     let mut notes = Vec::new();
     let condition = &request.condition;
     let mut settings = ControllerSettings::default();
@@ -345,6 +346,7 @@ pub async fn prepare(release: &Release, request: RunRequest) -> Result<PreparedR
         request.domain_ops,
         request.require_suite.as_deref(),
         environment,
+        offered,
         research,
         &mut settings,
     )?;
@@ -381,15 +383,27 @@ fn tool_box(
     condition: &Condition,
     domain_ops: bool,
     require_suite: Option<&str>,
-    environment: Option<(&'static str, Vec<Arc<dyn Tool>>)>,
+    environment: Option<RequiredEnvironment>,
+    offered: Vec<Arc<dyn Tool>>,
     research: ResearchToolsConfig,
     settings: &mut ControllerSettings,
 ) -> Result<Arc<dyn ToolBox>> {
     let mut registry = Registry::with_research_tools(research);
     let mut catalogue_plan = condition.catalogue_plan();
-    // A required environment's operations are always shown (App. A.4).
-    if let (Some(plan), Some((_, tools))) = (catalogue_plan.as_mut(), environment.as_ref()) {
-        plan.pinned = tools.iter().map(|t| t.name().to_string()).collect();
+    // A required environment's operations are always shown (App. A.4), and
+    // so are those of an atmospheric suite (Table 6b).
+    if let Some(plan) = catalogue_plan.as_mut() {
+        let required = environment.iter().flat_map(|(_, _, tools)| tools);
+        plan.pinned = required
+            .chain(&offered)
+            .map(|t| t.name().to_string())
+            .collect();
+    }
+    for tool in offered {
+        registry.register(tool).map_err(|e| HarnessError::Setting {
+            setting: "--catalogue",
+            reason: format!("registering the suite's operations: {e}"),
+        })?;
     }
     if domain_ops || require_suite.is_some() || catalogue_plan.is_some() {
         register_domain_operations(&mut registry)?;
@@ -402,15 +416,22 @@ fn tool_box(
                 .collect();
             HarnessError::Setting {
                 setting: "--require-suite",
-                reason: format!("unknown suite `{name}` (known: {})", names.join(", ")),
+                reason: format!(
+                    "unknown suite `{name}` (known: {}; the real MetPy, xclim, CDO, ... are \
+                     --require-environment)",
+                    names.join(", ")
+                ),
             }
         })?;
         settings.required_tools = Some(RequiredToolPolicy {
             specialist_tools: suite.operations.iter().map(|s| s.to_string()).collect(),
+            // The suite's current name, however it was written (a former
+            // name is an alias).
+            label: Some(suite.name.to_string()),
             ..Default::default()
         });
     }
-    if let Some((slug, tools)) = environment {
+    if let Some((slug, versions, tools)) = environment {
         let names: Vec<String> = tools.iter().map(|t| t.name().to_string()).collect();
         for tool in tools {
             registry.register(tool).map_err(|e| HarnessError::Setting {
@@ -421,6 +442,7 @@ fn tool_box(
         settings.required_tools = Some(RequiredToolPolicy {
             specialist_tools: names,
             label: Some(slug.to_string()),
+            versions,
             ..Default::default()
         });
         // Recorded by the environment's own name, however it was written.
@@ -435,11 +457,13 @@ fn tool_box(
     })
 }
 
+/// A required environment: its name, the versions detection found, and
+/// its tools.
+type RequiredEnvironment = (&'static str, BTreeMap<String, String>, Vec<Arc<dyn Tool>>);
+
 /// The tools of the condition's required environment, after detecting it
 /// with the interpreter `python_exec` will use; `None` without one.
-async fn required_environment(
-    request: &RunRequest,
-) -> Result<Option<(&'static str, Vec<Arc<dyn Tool>>)>> {
+async fn required_environment(request: &RunRequest) -> Result<Option<RequiredEnvironment>> {
     let Some(name) = &request.condition.required_environment else {
         return Ok(None);
     };
@@ -449,14 +473,45 @@ async fn required_environment(
         python: config,
         path: None,
     });
-    let tools = earthverse_environments::tools(name, settings)
+    let (detected, tools) = earthverse_environments::load(name, settings)
         .await
         .map_err(|e| HarnessError::Setting {
             setting: "--require-environment",
             reason: e.to_string(),
         })?;
     let slug = earthverse_environments::environment(name).map_or("unknown", |e| e.slug);
-    Ok(Some((slug, tools)))
+    Ok(Some((slug, detected.versions, tools)))
+}
+
+/// The tools of the environments a catalogue offers without requiring them
+/// (Table 6b's atmospheric suites), after detecting each: a missing one is
+/// refused with how to install it, never replaced.
+async fn offered_environments(request: &RunRequest) -> Result<Vec<Arc<dyn Tool>>> {
+    let names = request
+        .condition
+        .catalogue
+        .map_or(&[][..], |c| c.offered_environments());
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (mut config, _) = earthverse_tool_registry::PythonConfig::discover(request.python.clone());
+    config.limits.wall = ControllerSettings::default().budgets.python_timeout;
+    let settings = Arc::new(earthverse_environments::EnvironmentSettings {
+        python: config,
+        path: None,
+    });
+    let mut tools = Vec::new();
+    for name in names {
+        tools.extend(
+            earthverse_environments::tools(name, settings.clone())
+                .await
+                .map_err(|e| HarnessError::Setting {
+                    setting: "--catalogue",
+                    reason: e.to_string(),
+                })?,
+        );
+    }
+    Ok(tools)
 }
 
 /// A perturbed release (App. A.3.3): each task's manifest, recorded in its

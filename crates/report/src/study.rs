@@ -55,6 +55,48 @@ fn diag_cells(x: &Diagnostics) -> [String; 15] {
     ]
 }
 
+/// Table 14's execution and resource columns (App. D.6): Comply %,
+/// Success %, model rounds, tokens and latency, per task.
+const TABLE14_HEADER: [&str; 6] = [
+    "Tasks",
+    "Comply %",
+    "Success %",
+    "Rounds",
+    "Tokens",
+    "Latency (s)",
+];
+
+/// The rows of Table 14: conditions whose runs record `required_tools`.
+fn table14_rows(report: &StudyReport) -> impl Iterator<Item = &ConditionRow> {
+    report
+        .rows
+        .iter()
+        .filter(|r| r.resources.comply_pct.is_some())
+}
+
+fn table14_cells(r: &ConditionRow) -> [String; 6] {
+    let x = &r.resources;
+    let pct = |v: Option<f64>| format!("{:.2}", earthverse_stats_bootstrap::shown(v));
+    let tasks = if r.own_manifest {
+        format!("{}*", r.tasks)
+    } else {
+        r.tasks.to_string()
+    };
+    [
+        tasks,
+        pct(x.comply_pct),
+        pct(x.specialist_success_pct),
+        format!("{:.2}", x.rounds),
+        format!("{:.0}", x.total_tokens),
+        format!("{:.2}", x.latency_s),
+    ]
+}
+
+const TABLE14_NOTE: &str = "Comply: runs meeting the contract (App. C.5: at least 2 successful, \
+     distinct specialist calls); Success: successful specialist calls of all attempted; Rounds, \
+     Tokens, Latency: per task. * = the condition's own difficulty-balanced compatible manifest \
+     (App. C.5), paired with the reference's runs of those tasks.";
+
 fn truncate(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
@@ -112,6 +154,12 @@ pub fn render_study_text(report: &StudyReport) -> String {
             r.condition, r.not_applicable, report.tasks
         );
     }
+    for name in &report.no_compatible_task {
+        let _ = writeln!(
+            out,
+            "({name}: no task of the release holds its environment's inputs; not run)"
+        );
+    }
     if report.rows.iter().any(|r| r.description.is_some()) {
         let _ = writeln!(out, "\nRows");
         for r in &report.rows {
@@ -133,30 +181,20 @@ pub fn render_study_text(report: &StudyReport) -> String {
         let _ = writeln!(out);
     }
     // Table 14's execution columns, for conditions that required tools.
-    if report.rows.iter().any(|r| r.resources.comply_pct.is_some()) {
-        let _ = writeln!(
-            out,
-            "\n{:<28} {:>8} {:>10} {:>8} {:>10} {:>11}",
-            "Required tools (Table 14)", "Comply%", "Success%", "Rounds", "Tokens", "Latency(s)"
-        );
-        for r in report
-            .rows
-            .iter()
-            .filter(|r| r.resources.comply_pct.is_some())
-        {
-            let x = &r.resources;
-            let pct = |v: Option<f64>| format!("{:.2}", earthverse_stats_bootstrap::shown(v));
-            let _ = writeln!(
-                out,
-                "{:<28} {:>8} {:>10} {:>8.2} {:>10.0} {:>11.2}",
-                r.condition,
-                pct(x.comply_pct),
-                pct(x.specialist_success_pct),
-                x.rounds,
-                x.total_tokens,
-                x.latency_s
-            );
+    if table14_rows(report).next().is_some() {
+        let _ = write!(out, "\n{:<28}", "Required tools (Table 14)");
+        for h in TABLE14_HEADER {
+            let _ = write!(out, " {h:>11}");
         }
+        let _ = writeln!(out);
+        for r in table14_rows(report) {
+            let _ = write!(out, "{:<28}", r.condition);
+            for cell in table14_cells(r) {
+                let _ = write!(out, " {cell:>11}");
+            }
+            let _ = writeln!(out);
+        }
+        let _ = writeln!(out, "({TABLE14_NOTE})");
     }
     let table = &report.core_by_capability;
     if !table.columns.is_empty() {
@@ -263,6 +301,13 @@ pub fn render_study_html(report: &StudyReport) -> String {
             report.tasks
         );
     }
+    for name in &report.no_compatible_task {
+        let _ = write!(
+            html,
+            "<p>{}: no task of the release holds its environment's inputs; not run.</p>",
+            escape(name)
+        );
+    }
     html.push_str("<table><tr><th>Diagnostics per task</th>");
     for h in DIAG_HEADER {
         let _ = write!(html, "<th>{}</th>", escape(h));
@@ -276,6 +321,21 @@ pub fn render_study_html(report: &StudyReport) -> String {
         html.push_str("</tr>");
     }
     html.push_str("</table>");
+    if table14_rows(report).next().is_some() {
+        html.push_str("<table id=\"table14\"><tr><th>Required tools (Table 14)</th>");
+        for h in TABLE14_HEADER {
+            let _ = write!(html, "<th>{}</th>", escape(h));
+        }
+        html.push_str("</tr>");
+        for r in table14_rows(report) {
+            let _ = write!(html, "<tr><td>{}</td>", escape(&r.condition));
+            for cell in table14_cells(r) {
+                let _ = write!(html, "<td>{}</td>", escape(&cell));
+            }
+            html.push_str("</tr>");
+        }
+        let _ = write!(html, "</table><p>{}</p>", escape(TABLE14_NOTE));
+    }
     let table = &report.core_by_capability;
     if !table.columns.is_empty() {
         html.push_str("<table><tr><th>Core by capability</th>");
@@ -351,6 +411,7 @@ mod tests {
                 .map(|c| ResolvedCondition {
                     condition: c.clone(),
                     runs: c.name.clone(),
+                    environment_manifest: None,
                 })
                 .collect(),
         };
@@ -384,6 +445,134 @@ mod tests {
         assert!(alt.contains("+9.75") && alt.contains("50/50/0"), "{alt}");
         assert!(text.contains("Top-20 <router> & co"));
         assert!(text.contains("Opponent-balanced"));
+    }
+
+    /// A required-environment condition with its own compatible manifest
+    /// (T2, T3) beside a reference on the study's tasks (T1, T2), whose
+    /// folder also holds T3: the rows, the pairing, and Table 14's columns
+    /// (from the runs' `required_tools` records) in text and HTML.
+    #[test]
+    fn table_14_columns_and_an_own_manifest_in_text_and_html() {
+        let manifest = parse_manifest(
+            "name = \"t7\"\nreference = \"ref\"\n[tasks]\nall = true\n\
+             [[conditions]]\nname = \"ref\"\n\
+             [[conditions]]\nname = \"metpy\"\nrequired_environment = \"metpy\"\n\
+             compatible_manifest = { seed = 2026 }\n",
+            false,
+            Path::new("t7.toml"),
+        )
+        .unwrap();
+        let own = earthverse_study::CompatibleManifest {
+            environment: "metpy".into(),
+            retained: false,
+            tasks: vec!["T2".into(), "T3".into()],
+            drawn: vec!["T3".into(), "T2".into()],
+            study_compatible: 1,
+            compatible_tasks: 2,
+            release_tasks: 3,
+            levels: BTreeMap::new(),
+            count: 2,
+            seed: 2026,
+        };
+        let study = ResolvedStudy {
+            name: "t7".into(),
+            description: None,
+            release: "r".into(),
+            agent: "baseline".into(),
+            selection: manifest.tasks.clone(),
+            draw: TaskDraw {
+                tasks: vec!["T1".into(), "T2".into()],
+                ..TaskDraw::default()
+            },
+            reference: "ref".into(),
+            conditions: manifest
+                .conditions
+                .iter()
+                .map(|c| ResolvedCondition {
+                    condition: c.clone(),
+                    runs: c.name.clone(),
+                    environment_manifest: (c.name == "metpy").then(|| own.clone()),
+                })
+                .collect(),
+        };
+        assert_eq!(study.folder_tasks("ref"), ["T1", "T2", "T3"]);
+        assert_eq!(study.folder_tasks("metpy"), ["T2", "T3"]);
+        let o = |s: &str, t: &str, c: f64| TaskOutcome::from_scores(s, t, c, c, c).unwrap();
+        let scored = BTreeMap::from([
+            (
+                "ref".to_string(),
+                vec![
+                    o("ref", "T1", 50.0),
+                    o("ref", "T2", 60.0),
+                    o("ref", "T3", 40.0),
+                ],
+            ),
+            (
+                "metpy".to_string(),
+                vec![o("metpy", "T2", 70.0), o("metpy", "T3", 44.0)],
+            ),
+        ]);
+        let runs: Vec<earthverse_package_model::RecordedRun> = [
+            ("T2", true, 3, 4, 20, 1000, 100.0),
+            ("T3", false, 1, 4, 30, 3000, 300.0),
+        ]
+        .iter()
+        .map(|(task, compliant, ok, attempts, rounds, tokens, latency)| {
+            serde_json::from_value(serde_json::json!({
+                "task_id": task, "model_id": "m",
+                "diagnostics": {"model_rounds": rounds, "latency_s": latency,
+                                "total_tokens": tokens},
+                "required_tools": {"compliant": compliant, "successful_calls": ok,
+                                   "attempts": attempts, "min_successful": 2, "target": 3,
+                                   "max_counted": 4, "counted": ok, "failure_classes": {},
+                                   "repair_rounds": 0}
+            }))
+            .unwrap()
+        })
+        .collect();
+        let diagnostics = BTreeMap::from([(
+            "metpy".to_string(),
+            earthverse_study::Diagnostics::of_runs(&runs),
+        )]);
+        let settings = ReportSettings {
+            bootstrap: BootstrapConfig {
+                resamples: 100,
+                ..BootstrapConfig::default()
+            },
+            ..ReportSettings::default()
+        };
+        let report = build_report(&study, &scored, &diagnostics, &settings).unwrap();
+        // The reference row is on the study's tasks; metpy on its own.
+        assert_eq!(report.rows[0].scores.core, 55.0);
+        assert_eq!(
+            (report.rows[1].tasks, report.rows[1].own_manifest),
+            (2, true)
+        );
+        assert_eq!(report.rows[1].scores.core, 57.0);
+        // ΔCore pairs metpy with the reference on T2 and T3: (10 + 4) / 2.
+        let d = report.rows[1].delta_core.as_ref().unwrap();
+        assert_eq!((d.n_tasks, d.delta), (2, 7.0));
+        // Table 14: 1 of 2 compliant, 4 of 8 calls, means 25 rounds,
+        // 2,000 tokens, 200 s.
+        let want = ["2*", "50.00", "50.00", "25.00", "2000", "200.00"];
+        let text = render_study_text(&report);
+        let line = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Required tools (Table 14)"))
+            .find(|l| l.starts_with("metpy"))
+            .unwrap();
+        let cells: Vec<&str> = line.split_whitespace().skip(1).collect();
+        assert_eq!(cells, want, "{line}");
+        let html = render_study_html(&report);
+        let table = &html[html.find("<table id=\"table14\">").unwrap()..];
+        let table = &table[..table.find("</table>").unwrap()];
+        let row: String = want.iter().map(|c| format!("<td>{c}</td>")).collect();
+        assert!(
+            table.contains(&format!("<tr><td>metpy</td>{row}</tr>")),
+            "{table}"
+        );
+        assert!(!table.contains("<td>ref</td>"), "no required tools: no row");
+        assert!(html.contains("Comply %") && html.contains("Latency (s)"));
     }
 
     #[test]

@@ -18,6 +18,7 @@
 //! study runs nothing again (the batch runner skips every task whose run
 //! is `ok`).
 
+use crate::compatible::CompatibleManifest;
 use crate::error::{io, Error, Result};
 use crate::kinds::perturbation_of;
 use crate::manifest::{StudyCondition, StudyManifest, TaskSelection};
@@ -40,6 +41,10 @@ pub struct ResolvedCondition {
     /// The folder under `runs/` holding its runs: its own name, or that of
     /// an identical condition whose runs it reuses.
     pub runs: String,
+    /// Its own tasks when the manifest asks for a compatible manifest
+    /// (App. C.5; [`crate::compatible_manifest`]): retained or drawn.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub environment_manifest: Option<CompatibleManifest>,
 }
 
 impl ResolvedCondition {
@@ -80,6 +85,32 @@ impl ResolvedStudy {
     /// The condition named `name`.
     pub fn condition(&self, name: &str) -> Option<&ResolvedCondition> {
         self.conditions.iter().find(|c| c.condition.name == name)
+    }
+
+    /// The tasks a condition runs and is scored on: its compatible
+    /// manifest's when it has one, else the study's.
+    pub fn condition_tasks<'a>(&'a self, c: &'a ResolvedCondition) -> &'a [String] {
+        c.environment_manifest
+            .as_ref()
+            .map_or(self.tasks(), |m| m.tasks.as_slice())
+    }
+
+    /// The tasks whose runs the folder `runs/<folder>` must hold, sorted:
+    /// those of every condition reading it, and, for the reference's
+    /// folder, those of every condition of the study (so a condition with
+    /// its own compatible manifest pairs with the reference on its own
+    /// tasks; the reference's row is still scored on the study's tasks).
+    pub fn folder_tasks(&self, folder: &str) -> Vec<String> {
+        let is_reference = self
+            .condition(&self.reference)
+            .is_some_and(|r| r.runs == folder);
+        let tasks: BTreeSet<&String> = self
+            .conditions
+            .iter()
+            .filter(|c| is_reference || c.runs == folder)
+            .flat_map(|c| self.condition_tasks(c))
+            .collect();
+        tasks.into_iter().cloned().collect()
     }
 }
 
@@ -213,6 +244,7 @@ pub fn resolve_study(
         conditions.push(ResolvedCondition {
             condition: c.clone(),
             runs,
+            environment_manifest: None,
         });
     }
     let resolved = ResolvedStudy {
@@ -247,6 +279,35 @@ pub fn resolve_study(
         return Ok(previous.clone());
     }
     Ok(resolved)
+}
+
+/// Gives each condition of `study` its compatible manifest (by condition
+/// name, [`crate::condition_manifests`]). A study resumed from its file
+/// must find the same manifests: the release changed otherwise.
+///
+/// # Errors
+/// [`Error::StudyDir`] when a condition's recorded manifest differs.
+pub fn attach_manifests(
+    dir: &Path,
+    study: &mut ResolvedStudy,
+    manifests: &BTreeMap<String, CompatibleManifest>,
+) -> Result<()> {
+    for c in &mut study.conditions {
+        let new = manifests.get(&c.condition.name).cloned();
+        if c.environment_manifest.is_some() && c.environment_manifest != new {
+            return Err(Error::StudyDir {
+                dir: dir.to_path_buf(),
+                message: format!(
+                    "{} records another compatible manifest for condition `{}` (the release \
+                     changed?); use a new --out directory",
+                    study_file(dir, &study.name).display(),
+                    c.condition.name
+                ),
+            });
+        }
+        c.environment_manifest = new;
+    }
+    Ok(())
 }
 
 /// The perturbed copy of the release that a perturbation condition of a

@@ -17,6 +17,12 @@
 //!   published Core, plus a ChaCha20 draw from the rest preferring distinct
 //!   events) and the smaller paired manifest drawn from it
 //!   ([`draw_paired`]);
+//! - **compatible manifests** ([`compatible_manifest`], [`draw_balanced`]):
+//!   a required-environment condition with `compatible_manifest = { seed =
+//!   2026 }` retains the study's tasks when all are compatible with its
+//!   environment and otherwise draws a difficulty-balanced manifest of
+//!   compatible tasks (App. C.5; Table 7); the reference runs on those
+//!   tasks too, so every ΔCore is paired;
 //! - **conditions and the study directory** ([`resolve_study`]): the folder
 //!   of runs of each condition, shared with an identical condition already
 //!   run into the directory, so reference runs are not run twice;
@@ -70,6 +76,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod compatible;
 mod condition;
 mod diagnostics;
 mod error;
@@ -80,16 +87,21 @@ mod runner;
 mod scoring;
 mod select;
 
+pub use compatible::{
+    compatible_manifest, condition_manifests, draw_balanced, CompatibleManifest, LevelCount,
+};
 pub use condition::{
-    not_applicable_tasks, perturbed_release, read_studies, read_study, resolve_study, study_file,
-    study_not_applicable, write_study, ResolvedCondition, ResolvedStudy, STUDY_PERTURBATION_SEED,
+    attach_manifests, not_applicable_tasks, perturbed_release, read_studies, read_study,
+    resolve_study, study_file, study_not_applicable, write_study, ResolvedCondition, ResolvedStudy,
+    STUDY_PERTURBATION_SEED,
 };
 pub use diagnostics::{injected_files, Diagnostics, READ_TOOLS};
 pub use error::{Error, Result};
 pub use kinds::{oracle_of, perturbation_of};
 pub use manifest::{
-    check_condition, check_manifest, load_manifest, parse_manifest, EffortDraw, PairedDraw,
-    StratifiedDraw, StudyCondition, StudyManifest, TaskSelection, CONDITION_KEYS,
+    check_condition, check_manifest, load_manifest, parse_manifest, CompatibleDraw, EffortDraw,
+    PairedDraw, StratifiedDraw, StudyCondition, StudyManifest, TaskSelection, CONDITION_KEYS,
+    STUDY_CONDITION_KEYS,
 };
 pub use report::{build_report, study_diagnostics, ConditionRow, ReportSettings, StudyReport};
 pub use runner::{run_study, StudyObserver, StudyRunOutcome, StudyRunSettings};

@@ -128,9 +128,31 @@ pub struct StudyCondition {
     /// The paper's row this condition reproduces (a table label).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
+    /// For a required-environment condition: the difficulty-balanced
+    /// compatible manifest of App. C.5 in place of the study's tasks when
+    /// some of them lack the environment's inputs
+    /// ([`crate::compatible_manifest`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compatible_manifest: Option<CompatibleDraw>,
     /// The condition's keys (absent = the paper's default).
     #[serde(flatten)]
     pub condition: RunCondition,
+}
+
+/// `compatible_manifest = { seed = 2026 }` of a required-environment
+/// condition (App. C.5: "Core libraries retain the paired manifest;
+/// input-dependent environments draw a difficulty-balanced compatible
+/// manifest with seed 2026"). The paper gives no size; `count` defaults to
+/// the study manifest's size, so every row has as many tasks as the paired
+/// manifest (Table 14's Comply column moves in steps of 5 %, 20 tasks).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompatibleDraw {
+    /// Seed of the draw (App. C.5: 2026).
+    pub seed: u64,
+    /// Tasks drawn (default: as many as the study's manifest has).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<usize>,
 }
 
 /// The keys a manifest condition may have besides `name` and
@@ -149,6 +171,10 @@ pub const CONDITION_KEYS: [&str; 12] = [
     "seed",
     "required_environment",
 ];
+
+/// The keys of a manifest condition that are the study's, not the run
+/// record's.
+pub const STUDY_CONDITION_KEYS: [&str; 3] = ["name", "description", "compatible_manifest"];
 
 /// Reads a manifest (`.json` as JSON, anything else as TOML), checking
 /// every key and value, naming the file and the condition of any problem.
@@ -218,13 +244,19 @@ pub fn parse_manifest(text: &str, json: bool, path: &Path) -> Result<StudyManife
     {
         let name = entry.get("name").and_then(Value::as_str).unwrap_or("?");
         for key in entry.as_object().into_iter().flat_map(|m| m.keys()) {
-            if key != "name" && key != "description" && !CONDITION_KEYS.contains(&key.as_str()) {
+            if !STUDY_CONDITION_KEYS.contains(&key.as_str())
+                && !CONDITION_KEYS.contains(&key.as_str())
+            {
                 return Err(Error::UnknownKey {
                     path: path.to_path_buf(),
                     index: i + 1,
                     condition: name.to_string(),
                     key: key.clone(),
-                    known: format!("description, {}", CONDITION_KEYS.join(", ")),
+                    known: format!(
+                        "{}, {}",
+                        STUDY_CONDITION_KEYS[1..].join(", "),
+                        CONDITION_KEYS.join(", ")
+                    ),
                 });
             }
         }
@@ -264,6 +296,25 @@ pub fn check_manifest(manifest: &StudyManifest, path: &Path) -> Result<()> {
             )));
         }
         check_condition(&c.name, &c.condition, path)?;
+        if let Some(draw) = &c.compatible_manifest {
+            let bad = |message: &str| Error::BadCondition {
+                path: path.to_path_buf(),
+                condition: c.name.clone(),
+                key: "compatible_manifest".into(),
+                message: message.into(),
+            };
+            if c.condition.required_environment.is_none() {
+                return Err(bad(
+                    "needs `required_environment` (the environment whose inputs the tasks must hold)",
+                ));
+            }
+            if c.condition.perturbation.is_some() {
+                return Err(bad("cannot be combined with `perturbation`"));
+            }
+            if draw.count == Some(0) {
+                return Err(bad("count must be positive"));
+            }
+        }
     }
     if !seen.contains(manifest.reference.as_str()) {
         return Err(invalid(format!(

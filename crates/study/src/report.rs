@@ -31,6 +31,14 @@ pub struct ConditionRow {
     pub runs: String,
     /// Scores (Answer, Process, Core, Unit acc., Strict@95; failures).
     pub scores: LeaderboardRow,
+    /// Tasks the row is scored on: the study's, or the condition's
+    /// compatible manifest (App. C.5, Table 7).
+    #[serde(default)]
+    pub tasks: usize,
+    /// The condition's own compatible manifest was drawn (its tasks are
+    /// not the study's; ΔCore pairs with the reference on them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub own_manifest: bool,
     /// Runs of the manifest missing, counted as failures.
     pub missing_runs: usize,
     /// Tasks of the manifest this condition does not apply to (a
@@ -68,6 +76,10 @@ pub struct StudyReport {
     pub tie_margin: f64,
     /// One row per condition, in manifest order.
     pub rows: Vec<ConditionRow>,
+    /// Conditions whose compatible manifest is empty (no task of the
+    /// release holds the environment's inputs): not run, no row.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub no_compatible_task: Vec<String>,
     /// Core by capability (Tables 4 and 6).
     pub core_by_capability: SliceTable,
     /// Opponent-balanced win / tie / loss of every condition against all
@@ -106,7 +118,8 @@ impl Default for ReportSettings {
     }
 }
 
-/// The diagnostics of every folder of runs a study reads, by folder.
+/// The diagnostics of every condition of a study over its own tasks
+/// ([`ResolvedStudy::condition_tasks`]), by condition name.
 ///
 /// # Errors
 /// As [`Diagnostics::of_dir`].
@@ -114,20 +127,67 @@ pub fn study_diagnostics(
     dir: &Path,
     study: &ResolvedStudy,
 ) -> Result<BTreeMap<String, Diagnostics>> {
-    let folders: BTreeSet<&str> = study.conditions.iter().map(|c| c.runs.as_str()).collect();
-    folders
-        .into_iter()
-        .map(|f| {
-            Diagnostics::of_dir(&dir.join("runs").join(f), study.tasks())
-                .map(|d| (f.to_string(), d))
+    study
+        .conditions
+        .iter()
+        .map(|c| {
+            Diagnostics::of_dir(&dir.join("runs").join(&c.runs), study.condition_tasks(c))
+                .map(|d| (c.condition.name.clone(), d))
         })
         .collect()
 }
 
+/// The outcomes of the runs of `folder` on `tasks`, named `name`, without
+/// the `excluded` tasks, missing runs filled in as failures (`all`: also
+/// when the folder has no outcome at all); the number missing and the
+/// number of tasks.
+fn outcomes_on(
+    scored: &BTreeMap<String, Vec<TaskOutcome>>,
+    folder: &str,
+    name: &str,
+    tasks: &[String],
+    excluded: Option<&BTreeMap<String, String>>,
+    all: bool,
+) -> (Vec<TaskOutcome>, usize, usize) {
+    let wanted: BTreeSet<&str> = tasks
+        .iter()
+        .map(String::as_str)
+        .filter(|t| excluded.is_none_or(|x| !x.contains_key(*t)))
+        .collect();
+    let mut mine: Vec<TaskOutcome> = scored
+        .get(folder)
+        .into_iter()
+        .flatten()
+        .filter(|o| wanted.contains(o.task.as_str()))
+        .cloned()
+        .collect();
+    for o in &mut mine {
+        o.system = name.to_string();
+    }
+    let applicable: Vec<String> = wanted.iter().map(|t| t.to_string()).collect();
+    let missing = if all {
+        fill_missing(&mut mine, name, &applicable)
+    } else {
+        fill_missing_as_failures(&mut mine, &applicable)
+    };
+    (mine, missing, applicable.len())
+}
+
+/// [`fill_missing_as_failures`] for one system, also when it has no
+/// outcome at all.
+fn fill_missing(outcomes: &mut Vec<TaskOutcome>, name: &str, tasks: &[String]) -> usize {
+    if outcomes.is_empty() {
+        outcomes.extend(tasks.iter().map(|t| TaskOutcome::failure(name, t)));
+        return tasks.len();
+    }
+    fill_missing_as_failures(outcomes, tasks)
+}
+
 /// Builds the report of `study` from the scored outcomes of each folder of
 /// runs (`scored`, by folder; a folder may hold tasks of other studies,
-/// only the manifest's count) and their diagnostics (by folder). Every
-/// condition is scored on the whole manifest: a missing run is a failure
+/// only the manifest's count) and their diagnostics (by condition,
+/// [`study_diagnostics`]). Every condition is scored on the whole manifest
+/// (its compatible manifest when it has one): a missing run is a failure
 /// scored zero, in the denominator (§4.1), and refused unless
 /// `allow_partial`.
 ///
@@ -141,35 +201,25 @@ pub fn build_report(
     settings: &ReportSettings,
 ) -> Result<StudyReport> {
     let tasks = study.tasks();
-    let manifest: BTreeSet<&str> = tasks.iter().map(String::as_str).collect();
     let mut outcomes = Vec::new();
     let mut missing_of = BTreeMap::new();
     for c in &study.conditions {
         let name = &c.condition.name;
-        let mut mine: Vec<TaskOutcome> = scored
-            .get(&c.runs)
-            .into_iter()
-            .flatten()
-            .filter(|o| manifest.contains(o.task.as_str()))
-            .cloned()
-            .collect();
-        for o in &mut mine {
-            o.system = name.clone();
-        }
         // Tasks the condition does not apply to leave its pairs.
         let excluded = settings.not_applicable.get(name);
-        mine.retain(|o| excluded.is_none_or(|x| !x.contains_key(&o.task)));
-        let applicable: Vec<String> = tasks
-            .iter()
-            .filter(|t| excluded.is_none_or(|x| !x.contains_key(*t)))
-            .cloned()
-            .collect();
-        let missing = fill_missing_as_failures(&mut mine, &applicable);
+        let (mine, missing, applicable) = outcomes_on(
+            scored,
+            &c.runs,
+            name,
+            study.condition_tasks(c),
+            excluded,
+            false,
+        );
         if missing > 0 && !settings.allow_partial {
             return Err(Error::MissingRuns {
                 condition: name.clone(),
                 missing,
-                tasks: applicable.len(),
+                tasks: applicable,
             });
         }
         missing_of.insert(name.clone(), missing);
@@ -177,25 +227,60 @@ pub fn build_report(
     }
     copy_labels(&mut outcomes);
     let board = leaderboard(&outcomes)?;
+    let reference = study.condition(&study.reference);
     let mut rows = Vec::new();
     for c in &study.conditions {
         let name = &c.condition.name;
         let Some(scores) = board.iter().find(|r| &r.system == name).cloned() else {
             continue;
         };
+        let own = study.condition_tasks(c) != tasks;
+        // A condition with its own manifest pairs with the reference's runs
+        // of its own tasks (the reference's folder holds them).
+        let paired: Vec<TaskOutcome> = match reference {
+            Some(r) if own && name != &study.reference => {
+                let (ref_outcomes, missing, n) = outcomes_on(
+                    scored,
+                    &r.runs,
+                    &study.reference,
+                    study.condition_tasks(c),
+                    None,
+                    true,
+                );
+                if missing > 0 && !settings.allow_partial {
+                    return Err(Error::MissingRuns {
+                        condition: format!("{} (on the tasks of {name})", study.reference),
+                        missing,
+                        tasks: n,
+                    });
+                }
+                outcomes
+                    .iter()
+                    .filter(|o| &o.system == name)
+                    .cloned()
+                    .chain(ref_outcomes)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let pairs = if paired.is_empty() {
+            &outcomes
+        } else {
+            &paired
+        };
         let (delta_core, vs_reference) = if name == &study.reference {
             (None, None)
         } else {
             (
                 Some(compare(
-                    &outcomes,
+                    pairs,
                     name,
                     &study.reference,
                     Metric::Core,
                     &settings.bootstrap,
                 )?),
                 Some(win_tie_loss(
-                    &outcomes,
+                    pairs,
                     name,
                     &study.reference,
                     Metric::Core,
@@ -209,11 +294,13 @@ pub fn build_report(
             settings: c.condition.condition.clone(),
             runs: c.runs.clone(),
             scores,
+            tasks: study.condition_tasks(c).len(),
+            own_manifest: own,
             missing_runs: missing_of.get(name).copied().unwrap_or(0),
             not_applicable: settings.not_applicable.get(name).map_or(0, BTreeMap::len),
             delta_core,
             vs_reference,
-            resources: diagnostics.get(&c.runs).cloned().unwrap_or_default(),
+            resources: diagnostics.get(name).cloned().unwrap_or_default(),
         });
     }
     let pairwise = if settings.all_pairs && study.conditions.len() > 1 {
@@ -229,6 +316,16 @@ pub fn build_report(
         reference: study.reference.clone(),
         tie_margin: settings.tie_margin,
         rows,
+        no_compatible_task: study
+            .conditions
+            .iter()
+            .filter(|c| {
+                c.environment_manifest
+                    .as_ref()
+                    .is_some_and(|m| m.tasks.is_empty())
+            })
+            .map(|c| c.condition.name.clone())
+            .collect(),
         core_by_capability: slice_table(&outcomes, SliceBy::Capability)?,
         pairwise,
     })

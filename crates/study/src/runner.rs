@@ -7,8 +7,10 @@
 //! study run` is a shell over [`run_study`]; so can a researcher's program
 //! be (`examples/embed_study.rs`).
 
+use crate::compatible::condition_manifests;
 use crate::condition::{
-    not_applicable_tasks, perturbed_release, resolve_study, write_study, ResolvedStudy,
+    attach_manifests, not_applicable_tasks, perturbed_release, resolve_study, write_study,
+    ResolvedStudy,
 };
 use crate::error::{Error, Result};
 use crate::kinds::perturbation_of;
@@ -82,8 +84,48 @@ pub async fn run_study(
             source: Box::new(e),
         })?;
     draw.skipped_task_files = settings.skipped_task_files.clone();
-    let study = resolve_study(&settings.out, manifest, root, &settings.agent_name, draw)?;
+    let manifests =
+        condition_manifests(release, &draw.tasks, &manifest.conditions).map_err(|e| {
+            Error::Draw {
+                release: root.clone(),
+                source: Box::new(e),
+            }
+        })?;
+    let mut study = resolve_study(&settings.out, manifest, root, &settings.agent_name, draw)?;
+    attach_manifests(&settings.out, &mut study, &manifests)?;
     write_study(&settings.out, &study)?;
+    for c in &study.conditions {
+        let Some(m) = &c.environment_manifest else {
+            continue;
+        };
+        let how = if m.retained {
+            format!(
+                "retains the study's tasks (a core environment; {} of {} compatible)",
+                m.study_compatible,
+                study.tasks().len()
+            )
+        } else if m.tasks.is_empty() {
+            format!(
+                "has no compatible task among the release's {}: not run",
+                m.release_tasks
+            )
+        } else {
+            format!(
+                "draws {} difficulty-balanced compatible task(s) (seed {}; {} of the study's {} \
+                 and {} of the release's {} tasks are compatible)",
+                m.tasks.len(),
+                m.seed,
+                m.study_compatible,
+                study.tasks().len(),
+                m.compatible_tasks,
+                m.release_tasks
+            )
+        };
+        observer.note(&format!(
+            "study {}: condition {} ({}) {how}",
+            study.name, c.condition.name, m.environment
+        ));
+    }
     let tasks = study.tasks().to_vec();
     let skipped = match settings.skipped_task_files.len() {
         0 => String::new(),
@@ -119,7 +161,7 @@ pub async fn run_study(
         let condition = Condition::from_record(record).map_err(|e| bad(e.to_string()))?;
         let perturbation = perturbation_of(record).map_err(bad)?;
         let (condition_release, run_tasks) = match perturbation {
-            None => (None, tasks.clone()),
+            None => (None, study.folder_tasks(&c.runs)),
             Some(kind) => {
                 let path = perturbed_release(&settings.out, release, kind, &tasks)?;
                 // Tasks with no valid target leave this condition's pairs.

@@ -544,7 +544,18 @@ fn the_paper_manifests_hold_every_row_of_tables_3_4_and_6() {
     };
     assert_eq!(kinds(|c| c.oracle.as_ref()), 4);
     assert_eq!(kinds(|c| c.perturbation.as_ref()), 5);
-    assert_eq!(t6.conditions.len(), 20);
+    assert_eq!(t6.conditions.len(), 22);
+    // Table 6b's atmospheric suites: their catalogues offer the real
+    // MetPy's and Fortran's operations, without requiring them.
+    for (name, env) in [
+        ("atmospheric-python", "metpy"),
+        ("atmospheric-fortran", "fortran"),
+    ] {
+        let c = t6.conditions.iter().find(|c| c.name == name).unwrap();
+        let condition = earthverse_agent_controller::Condition::from_record(&c.condition).unwrap();
+        assert_eq!(condition.catalogue.unwrap().offered_environments(), [env]);
+        assert!(c.condition.required_environment.is_none(), "{name}");
+    }
     // The reference of Tables 4 and 6 is one condition record: shared runs.
     let reference = |m: &StudyManifest| {
         m.conditions
@@ -648,5 +659,188 @@ fn table_14_execution_columns_come_from_the_runs_required_tools() {
     assert_eq!(
         earthverse_study::Diagnostics::of_runs([&plain]).comply_pct,
         None
+    );
+}
+
+/// Copies a folder tree (files and folders only).
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The balance rule of `draw_balanced`: a level with more than one task
+/// more than another means that other level gave all it had.
+fn assert_balanced(levels: &BTreeMap<String, LevelCount>, what: &str) {
+    for (a, ca) in levels {
+        assert!(ca.drawn <= ca.compatible, "{what}: {a} {ca:?}");
+        for (b, cb) in levels {
+            if ca.drawn > cb.drawn + 1 {
+                assert_eq!(
+                    cb.drawn, cb.compatible,
+                    "{what}: {a} has {} drawn, {b} only {} of {}",
+                    ca.drawn, cb.drawn, cb.compatible
+                );
+            }
+        }
+    }
+}
+
+/// The fixture release with the station records of the environments'
+/// fixture package added to two of its three event packages: FIX-001 gets
+/// the hourly station record (temperature, humidity, dewpoint, pressure,
+/// wind), FIX-003 the daily one (tmax, precipitation); FIX-002 keeps no
+/// JSON series.
+fn release_with_series(dir: &Path) -> Release {
+    copy_tree(&repo().join("fixtures/release"), dir);
+    let pkgs = dir.join("packages/event_packages/standard_event_packages/packages");
+    let station = repo().join("crates/environments/tests/fixtures/PKG-ENV/data");
+    std::fs::copy(
+        station.join("station.json"),
+        pkgs.join("FIX-001/data/station.json"),
+    )
+    .unwrap();
+    std::fs::copy(
+        station.join("station_daily.json"),
+        pkgs.join("FIX-003/data/station_daily.json"),
+    )
+    .unwrap();
+    Release::load(dir).unwrap()
+}
+
+#[test]
+fn compatible_manifests_are_balanced_deterministic_and_compatible() {
+    let dir = tempfile::tempdir().unwrap();
+    let release = release_with_series(dir.path());
+    let fortran = earthverse_environments::environment("fortran").unwrap();
+    let compat = earthverse_environments::coverage::task_compatibility(fortran, &release);
+    // Computed from the files: FIX-002 holds no JSON series at all, the
+    // two others hold precipitation or wind.
+    for task in release.tasks() {
+        let root = release.task_package_dir(task);
+        let blocks = earthverse_environments::coverage::scan_package(&root);
+        assert_eq!(
+            compat[&task.task_id],
+            !blocks.is_empty(),
+            "{}",
+            task.task_id
+        );
+    }
+    assert_eq!(compat.values().filter(|ok| **ok).count(), 4);
+    let all: Vec<String> = release.tasks().iter().map(|t| t.task_id.clone()).collect();
+    for count in [1, 2, 3, 4, 9] {
+        let draw = CompatibleDraw {
+            seed: 2026,
+            count: Some(count),
+        };
+        let m = compatible_manifest(&release, &all, fortran, &compat, &draw);
+        assert!(!m.retained);
+        assert_eq!(m.tasks.len(), count.min(4), "count {count}");
+        assert_eq!(m.shortfall(), count.saturating_sub(4));
+        assert!(m.tasks.iter().all(|t| compat[t]), "{:?}", m.tasks);
+        assert_balanced(&m.levels, &format!("count {count}"));
+        let again = compatible_manifest(&release, &all, fortran, &compat, &draw);
+        assert_eq!(m, again, "the same seed draws the same manifest");
+        // The level counts are those of the drawn tasks' own labels.
+        for (level, c) in &m.levels {
+            let drawn = m
+                .tasks
+                .iter()
+                .filter(|t| {
+                    release
+                        .task(t)
+                        .unwrap()
+                        .difficulty_level()
+                        .unwrap()
+                        .as_str()
+                        == level
+                })
+                .count();
+            assert_eq!(drawn, c.drawn, "{level}");
+        }
+    }
+    // L2 has 3 compatible tasks, L3 one: three tasks take 2 + 1.
+    let three = compatible_manifest(
+        &release,
+        &all,
+        fortran,
+        &compat,
+        &CompatibleDraw {
+            seed: 2026,
+            count: Some(3),
+        },
+    );
+    assert_eq!((three.levels["L2"].drawn, three.levels["L3"].drawn), (2, 1));
+    // Another seed draws among the three L2 tasks another way at least once.
+    let differs = (0..20u64).any(|seed| {
+        let (d, _) = draw_balanced(
+            &release,
+            &compat
+                .iter()
+                .filter(|(_, ok)| **ok)
+                .map(|(t, _)| t.clone())
+                .collect(),
+            3,
+            seed,
+        );
+        let mut d = d;
+        d.sort();
+        d != three.tasks
+    });
+    assert!(differs, "the seed matters");
+    // A core environment (CDO, App. D.6) retains the study's tasks, the
+    // incompatible ones too.
+    let cdo = earthverse_environments::environment("cdo").unwrap();
+    let cdo_compat = earthverse_environments::coverage::task_compatibility(cdo, &release);
+    let kept = compatible_manifest(
+        &release,
+        &all,
+        cdo,
+        &cdo_compat,
+        &CompatibleDraw {
+            seed: 2026,
+            count: None,
+        },
+    );
+    assert!(kept.retained && kept.drawn.is_empty());
+    assert_eq!(kept.tasks, all);
+    assert_eq!(kept.study_compatible, 4);
+    // No compatible task: an empty manifest, not run.
+    let none: BTreeMap<String, bool> = compat.keys().map(|t| (t.clone(), false)).collect();
+    let empty = compatible_manifest(
+        &release,
+        &all,
+        fortran,
+        &none,
+        &CompatibleDraw {
+            seed: 2026,
+            count: None,
+        },
+    );
+    assert!(empty.tasks.is_empty() && !empty.retained);
+    assert_eq!(empty.shortfall(), 6);
+}
+
+#[test]
+fn a_compatible_manifest_needs_a_required_environment() {
+    let err = parse_manifest(
+        "name = \"x\"\nreference = \"a\"\n[tasks]\nall = true\n\
+         [[conditions]]\nname = \"a\"\n\
+         [[conditions]]\nname = \"b\"\ncompatible_manifest = { seed = 2026 }\n",
+        false,
+        Path::new("x.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("condition `b`") && err.contains("compatible_manifest"),
+        "{err}"
     );
 }

@@ -90,9 +90,10 @@ pub struct Args {
     /// Professional-environment condition (App. A.4, Table 7): offer the
     /// domain operations and require at least 2 successful, distinct calls
     /// of the named suite's operations (target 3, at most 4 counted) before
-    /// a final answer is accepted. Suites: `metpy_like`, `xclim_like`,
-    /// `cdo_like` (our Rust operations modelled on those libraries, not the
-    /// libraries: see `--require-environment`).
+    /// a final answer is accepted. Suites: `native_meteo`,
+    /// `native_indices`, `native_grid` (our own Rust operations, not MetPy,
+    /// xclim or CDO: those are `--require-environment`; the former names
+    /// `metpy_like`, `xclim_like`, `cdo_like` still work).
     #[arg(long)]
     pub require_suite: Option<String>,
     /// Unloadable task files: an error, or skipped and named.
