@@ -38,7 +38,7 @@ pub enum Error {
         path: PathBuf,
         /// Why.
         #[source]
-        source: earthverse_rubric_judge::JudgeError,
+        source: Box<earthverse_rubric_judge::JudgeError>,
     },
     /// One evaluation record does not make an outcome.
     #[error("{path}: record of {system} on {task}")]
@@ -51,7 +51,7 @@ pub enum Error {
         task: String,
         /// Why.
         #[source]
-        source: earthverse_stats_bootstrap::Error,
+        source: Box<earthverse_stats_bootstrap::Error>,
     },
     /// Recorded runs could not be loaded.
     #[error("loading recorded runs from {dir}")]
@@ -60,7 +60,7 @@ pub enum Error {
         dir: PathBuf,
         /// Why.
         #[source]
-        source: earthverse_package_model::PackageError,
+        source: Box<earthverse_package_model::PackageError>,
     },
     /// A recorded run's stored scores are not scores.
     #[error("scores of {path}")]
@@ -69,7 +69,7 @@ pub enum Error {
         path: PathBuf,
         /// Why.
         #[source]
-        source: earthverse_stats_bootstrap::Error,
+        source: Box<earthverse_stats_bootstrap::Error>,
     },
     /// The release for task labels did not load.
     #[error("loading the release at {root} for task labels")]
@@ -78,7 +78,7 @@ pub enum Error {
         root: PathBuf,
         /// Why.
         #[source]
-        source: earthverse_package_model::PackageError,
+        source: Box<earthverse_package_model::PackageError>,
     },
     /// A file could not be read.
     #[error("reading {what} {path}")]
@@ -98,7 +98,7 @@ pub enum Error {
         path: PathBuf,
         /// Why the price table did not parse.
         #[source]
-        source: earthverse_model_provider::ProviderError,
+        source: Box<earthverse_model_provider::ProviderError>,
     },
     /// A condition given as one input holds several systems.
     #[error("{path} holds {} systems ({}); name the systems to compare with --in {path}", .systems.len(), .systems.join(", "))]
@@ -124,7 +124,13 @@ pub enum Error {
     },
     /// Writing an output failed (nothing was left behind).
     #[error(transparent)]
-    Write(#[from] earthverse_package_model::OutputError),
+    Write(Box<earthverse_package_model::OutputError>),
+}
+
+impl From<earthverse_package_model::OutputError> for Error {
+    fn from(error: earthverse_package_model::OutputError) -> Self {
+        Error::Write(Box::new(error))
+    }
 }
 
 /// `Result` with this crate's [`Error`].

@@ -145,7 +145,7 @@ impl LoadedOutcomes {
         let table = earthverse_model_provider::Pricing::from_json(&text).map_err(|source| {
             Error::Prices {
                 path: path.to_path_buf(),
-                source,
+                source: Box::new(source),
             }
         })?;
         for o in &mut self.outcomes {
@@ -203,7 +203,7 @@ pub fn from_records(records: Vec<EvaluationRecord>, path: &Path) -> Result<Loade
                 path: path.to_path_buf(),
                 system: r.system.clone(),
                 task: r.task_id.clone(),
-                source,
+                source: Box::new(source),
             })?;
         let t = &r.trajectory;
         if let (Some(p), Some(c)) = (t.prompt_tokens, t.completion_tokens) {
@@ -257,7 +257,7 @@ pub fn load_records_file(path: &Path) -> Result<LoadedOutcomes> {
     let records = earthverse_rubric_judge::read_records(path).map_err(|source| Error::Records {
         what: "evaluation records",
         path: path.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     if records.is_empty() {
         return Err(Error::NoRecords {
@@ -294,7 +294,7 @@ struct Labels {
 fn release_labels(root: &Path) -> Result<BTreeMap<String, Labels>> {
     let release = Release::load(root).map_err(|source| Error::Release {
         root: root.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     Ok(release
         .tasks()
@@ -326,7 +326,7 @@ fn release_labels(root: &Path) -> Result<BTreeMap<String, Labels>> {
 pub fn outcome_of_recorded(entry: &RecordedRunEntry) -> Result<TaskOutcome> {
     earthverse_study::recorded_outcome(entry).map_err(|source| Error::RecordedScores {
         path: entry.path.clone(),
-        source,
+        source: Box::new(source),
     })
 }
 
@@ -342,7 +342,7 @@ pub fn load_recorded(dir: &Path, release: Option<&Path>) -> Result<LoadedOutcome
     }
     let entries = load_recorded_runs(dir).map_err(|source| Error::RecordedRuns {
         dir: dir.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     if entries.is_empty() {
         return Err(Error::NoRecordedRuns {
@@ -424,7 +424,7 @@ pub fn attach_answers(details: &mut [TaskDetail], dir: &Path) -> Result<()> {
     let runs = earthverse_rubric_judge::find_runs(dir).map_err(|source| Error::Records {
         what: "runs",
         path: dir.to_path_buf(),
-        source,
+        source: Box::new(source),
     })?;
     let answers: BTreeMap<(String, String), String> = runs
         .into_iter()
