@@ -192,6 +192,10 @@ pub enum TaskStatus {
     /// Not run, or its run discarded unwritten: a global limit of the
     /// batch stopped it ([`crate::limits`]); a resume runs it.
     Stopped,
+    /// Ran, but its record could not be written (a full disk, a read-only
+    /// folder): nothing of it is on disk, so a resume runs it again. Not a
+    /// run that scores zero (§4.1): a run that was never recorded.
+    Unwritten,
 }
 
 /// What the batch runner did with one task: its status, and for a task it
@@ -242,6 +246,9 @@ pub struct BatchSummary {
     /// Not run because a global limit of the batch was reached.
     #[serde(default)]
     pub stopped: usize,
+    /// Ran, but the record could not be written; a resume runs them.
+    #[serde(default)]
+    pub unwritten: usize,
     /// Cost of the runs made now.
     pub cost_usd: f64,
     /// Every outcome, sorted by task id.
@@ -341,6 +348,7 @@ fn collect(
         TaskStatus::Done => summary.already_done += 1,
         TaskStatus::Locked => summary.locked += 1,
         TaskStatus::Stopped => summary.stopped += 1,
+        TaskStatus::Unwritten => summary.unwritten += 1,
     }
     summary.cost_usd += outcome.cost_usd.unwrap_or(0.0);
     summary.outcomes.push(outcome);
@@ -432,7 +440,7 @@ async fn run_one(
     }
     if let Err(e) = record.write_to(&task_dir) {
         tracing::error!(task_id = %outcome.task_id, "cannot write the record: {e}");
-        outcome.status = TaskStatus::Error;
+        outcome.status = TaskStatus::Unwritten;
     }
     drop(lock);
     outcome
@@ -592,6 +600,60 @@ impl Drop for TaskLock {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    /// A solver whose every run ends as an `error` record (scored zero).
+    struct Failing;
+
+    #[async_trait::async_trait]
+    impl Solver for Failing {
+        fn id(&self) -> String {
+            "failing".into()
+        }
+        async fn solve(&self, task: &TaskInput) -> RunRecord {
+            RunRecord::error(&task.task_id, "failing", "the model was unreachable")
+        }
+    }
+
+    fn task(id: &str, root: &Path) -> TaskInput {
+        TaskInput {
+            task_id: id.into(),
+            event_id: "CSX-900".into(),
+            question: "q".into(),
+            package_root: root.to_path_buf(),
+            question_path: None,
+            scratch_dir: root.to_path_buf(),
+        }
+    }
+
+    /// A run that ends as `error` with its record written is a result (it
+    /// scores zero, §4.1); a run whose record cannot be written is
+    /// `Unwritten`, counted apart, and a resume runs it again.
+    #[tokio::test]
+    async fn a_record_that_cannot_be_written_is_unwritten_not_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = BatchSettings::new(dir.path().join("runs"), "failing");
+        // `trajectory.json` of task B is a non-empty folder: the record's
+        // rename onto it fails (even for root).
+        let blocked = settings.task_dir("B").join("trajectory.json");
+        std::fs::create_dir_all(&blocked).unwrap();
+        std::fs::write(blocked.join("x"), "x").unwrap();
+        let tasks = || vec![task("A", dir.path()), task("B", dir.path())];
+        let run = |settings: BatchSettings| {
+            run_batch(tasks(), Arc::new(Failing), settings, Arc::new(NoProgress))
+        };
+        let first = run(settings.clone()).await.unwrap();
+        let status = |s: &BatchSummary, id: &str| {
+            s.outcomes.iter().find(|o| o.task_id == id).unwrap().status
+        };
+        assert_eq!((first.error, first.unwritten), (1, 1), "{first:?}");
+        assert_eq!(status(&first, "A"), TaskStatus::Error);
+        assert_eq!(status(&first, "B"), TaskStatus::Unwritten);
+        assert!(settings.task_dir("A").join("trajectory.json").is_file());
+        std::fs::remove_dir_all(&blocked).unwrap();
+        let rerun = run(settings.clone()).await.unwrap();
+        assert_eq!((rerun.error, rerun.unwritten), (2, 0), "{rerun:?}");
+        assert!(settings.task_dir("B").join("trajectory.json").is_file());
+    }
 
     #[test]
     fn shards_partition_the_tasks() {

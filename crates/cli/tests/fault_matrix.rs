@@ -1502,13 +1502,21 @@ fn run_stopped_by_a_full_disk_resumes_to_the_same_records() {
         String::from_utf8_lossy(&first.stderr)
     );
     // The disk fills while a task's lock or record is written: the batch
-    // stops (exit 2), or the task is an error (`run` then still exits 0:
-    // see the README's reliability section); either way naming the file
+    // stops (exit 2), or the run's record is not written and `run` exits 5
+    // naming those tasks; never success. Either way it names the file
     // under the output and the full disk.
     assert!(
         text.contains(&p(&out)) && text.contains("No space left on device"),
         "{text}"
     );
+    assert!(
+        matches!(first.status.code(), Some(2) | Some(5)),
+        "a run whose records did not all reach the disk exited {:?}: {text}",
+        first.status.code()
+    );
+    if first.status.code() == Some(5) {
+        assert!(text.contains("record could not be written"), "{text}");
+    }
     let recorded = walkdir::WalkDir::new(&out)
         .into_iter()
         .filter(|e| e.as_ref().is_ok_and(|e| e.file_name() == "trajectory.json"))

@@ -371,7 +371,9 @@ fn slice_section(page: &mut String, table: &SliceTable, label: &str) {
                 Some(c) => {
                     let _ = write!(page, "<td title=\"n={}\">{:.2}</td>", c.n, c.core);
                 }
-                None => page.push_str("<td>–</td>"),
+                None => {
+                    let _ = write!(page, "<td>{}</td>", earthverse_stats_bootstrap::UNDEFINED);
+                }
             }
         }
         page.push_str("</tr>");

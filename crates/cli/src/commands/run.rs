@@ -220,6 +220,22 @@ pub(super) fn report_outcome(outcome: &RunOutcome, skipped_note: &str) -> anyhow
         outcome.system_dir.display(),
         skipped_note
     );
+    if summary.unwritten > 0 {
+        let tasks: Vec<&str> = summary
+            .outcomes
+            .iter()
+            .filter(|o| o.status == TaskStatus::Unwritten)
+            .map(|o| o.task_id.as_str())
+            .collect();
+        println!(
+            "{} run(s) whose record could not be written under {} (see the errors above): {}; \
+             free the space or fix the folder and rerun the same command to run them again",
+            summary.unwritten,
+            outcome.system_dir.display(),
+            tasks.join(", ")
+        );
+        return Ok(ExitCode::from(5));
+    }
     if summary.stopped > 0 {
         if let Some(limits) = &outcome.limits {
             let ledger = limits.ledger()?;
@@ -280,7 +296,7 @@ impl BatchObserver for Progress {
             return;
         };
         match outcome.status {
-            TaskStatus::Error => state.1 += 1,
+            TaskStatus::Error | TaskStatus::Unwritten => state.1 += 1,
             _ => state.0 += 1,
         }
         state.2 += outcome.cost_usd.unwrap_or(0.0);
