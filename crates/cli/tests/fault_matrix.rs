@@ -61,6 +61,9 @@ enum Fault {
     UnreadableRun,
     /// A package evidence file (one a task's inventory lists) of mode 000.
     UnreadableEvidence,
+    /// That evidence file replaced by a symlink to a copy outside the
+    /// release (the agent's tools refuse to follow it).
+    EvidenceSymlinkOut,
     /// The `--prices` file (the models' price list) cut in the middle.
     TruncatedPrices,
     /// A price of the wrong type (`"cheap"`).
@@ -77,10 +80,11 @@ enum Fault {
     MissingLabels,
 }
 
-const FAULTS: [Fault; 17] = [
+const FAULTS: [Fault; 18] = [
     Fault::TruncatedTask,
     Fault::WrongTypeTask,
     Fault::TaskSymlinkLoop,
+    Fault::EvidenceSymlinkOut,
     Fault::TruncatedRun,
     Fault::MissingRelease,
     Fault::EmptyRelease,
@@ -237,6 +241,17 @@ fn apply(fault: Fault, env: &Env) -> Vec<String> {
                 "Permission denied".into(),
             ]
         }
+        Fault::EvidenceSymlinkOut => {
+            let path = rel.join(BAD_EVIDENCE);
+            let outside = env.out.parent().unwrap_or(&env.out).join("outside.csv");
+            std::fs::copy(&path, &outside).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            std::os::unix::fs::symlink(&outside, &path).unwrap();
+            vec![
+                "physical_hazard_001_station_daily_temperature.csv".into(),
+                "outside the package".into(),
+            ]
+        }
         Fault::TruncatedPrices | Fault::TruncatedLabels => {
             let path = if fault == Fault::TruncatedPrices {
                 &env.prices
@@ -338,7 +353,9 @@ fn commands() -> Vec<CommandCase> {
             // the recorded runs and opens every inventoried file.
             expect: |f| {
                 refuse_if(
-                    task_fault(f) || run_fault(f) || matches!(f, EmptyRelease | UnreadableEvidence),
+                    task_fault(f)
+                        || run_fault(f)
+                        || matches!(f, EmptyRelease | UnreadableEvidence | EvidenceSymlinkOut),
                 )
             },
         },
@@ -530,7 +547,11 @@ fn commands() -> Vec<CommandCase> {
             output: |e| Some(e.out.join("runs")),
             expect: |f| {
                 refuse_if(
-                    task_fault(f) || matches!(f, EmptyRelease | OutputIsInput | UnreadableEvidence),
+                    task_fault(f)
+                        || matches!(
+                            f,
+                            EmptyRelease | OutputIsInput | UnreadableEvidence | EvidenceSymlinkOut
+                        ),
                 )
             },
         },
@@ -570,7 +591,11 @@ fn commands() -> Vec<CommandCase> {
             output: |e| Some(e.out.join("study")),
             expect: |f| {
                 refuse_if(
-                    task_fault(f) || matches!(f, EmptyRelease | OutputIsInput | UnreadableEvidence),
+                    task_fault(f)
+                        || matches!(
+                            f,
+                            EmptyRelease | OutputIsInput | UnreadableEvidence | EvidenceSymlinkOut
+                        ),
                 )
             },
         },

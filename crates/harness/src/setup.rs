@@ -194,10 +194,27 @@ fn register_domain_operations(registry: &mut Registry) -> Result<()> {
 /// listed file that is absent is the task's business (a `missing`
 /// perturbation removes one on purpose), not an error here.
 fn ensure_inventory_readable(task_id: &str, package_root: &Path, inventory: &[&str]) -> Result<()> {
+    // The agent's tools refuse a file whose symlink leads outside the
+    // package (package-model's `evidence::resolve`); such a file is refused
+    // here too, before the run, rather than met by the agent.
+    let root = std::fs::canonicalize(package_root).unwrap_or_else(|_| package_root.to_path_buf());
     for relative in inventory {
         let path = package_root.join(relative);
         match std::fs::File::open(&path) {
-            Ok(_) => {}
+            Ok(_) => {
+                let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+                if !real.starts_with(&root) {
+                    return Err(HarnessError::UnreadableEvidence {
+                        task_id: task_id.to_string(),
+                        source: std::io::Error::other(format!(
+                            "symlink leads outside the package {} (to {})",
+                            package_root.display(),
+                            real.display()
+                        )),
+                        path,
+                    });
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(source) => {
                 return Err(HarnessError::UnreadableEvidence {
@@ -605,6 +622,28 @@ mod tests {
             matches!(err, HarnessError::UnreadableEvidence { .. })
                 && text.contains("task T_Q1")
                 && text.contains(&dir.path().join("data/loop.csv").display().to_string()),
+            "{text}"
+        );
+    }
+
+    /// A listed file whose symlink leads outside the package (the agent's
+    /// tools would refuse it) stops the run naming it; a symlink inside the
+    /// package is fine.
+    #[test]
+    fn an_inventoried_symlink_out_of_the_package_stops_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let package = dir.path().join("package");
+        std::fs::create_dir_all(package.join("data")).unwrap();
+        std::fs::write(dir.path().join("outside.csv"), "a\n1\n").unwrap();
+        std::fs::write(package.join("data/ok.csv"), "a\n1\n").unwrap();
+        std::os::unix::fs::symlink("ok.csv", package.join("data/inside.csv")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("outside.csv"), package.join("data/out.csv"))
+            .unwrap();
+        ensure_inventory_readable("T_Q1", &package, &["data/ok.csv", "data/inside.csv"]).unwrap();
+        let err = ensure_inventory_readable("T_Q1", &package, &["data/out.csv"]).unwrap_err();
+        let text = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+        assert!(
+            text.contains("data/out.csv") && text.contains("outside the package"),
             "{text}"
         );
     }
