@@ -501,7 +501,12 @@ fn commands() -> Vec<CommandCase> {
             output: |_| None,
             // Replays the recorded tool calls against the packages; an
             // evidence file that does not open is not a changed package.
-            expect: |f| refuse_if(run_fault(f) || matches!(f, MissingRelease | UnreadableEvidence)),
+            expect: |f| {
+                refuse_if(
+                    run_fault(f)
+                        || matches!(f, MissingRelease | UnreadableEvidence | EvidenceSymlinkOut),
+                )
+            },
         },
         CommandCase {
             name: "review agreement",

@@ -188,44 +188,25 @@ fn register_domain_operations(registry: &mut Registry) -> Result<()> {
     Ok(())
 }
 
-/// Opens every file of a task's inventory that exists under its package:
-/// one that cannot be opened (permission denied, a symlink loop) is
-/// [`HarnessError::UnreadableEvidence`], before anything is written. A
+/// Opens every file of a task's inventory that exists under its package
+/// (package-model's `evidence::first_unopenable`): one that cannot be
+/// opened (permission denied, a symlink loop) or whose symlink leads out of
+/// the package is [`HarnessError::UnreadableEvidence`], before anything is
+/// written. A
 /// listed file that is absent is the task's business (a `missing`
 /// perturbation removes one on purpose), not an error here.
 fn ensure_inventory_readable(task_id: &str, package_root: &Path, inventory: &[&str]) -> Result<()> {
-    // The agent's tools refuse a file whose symlink leads outside the
-    // package (package-model's `evidence::resolve`); such a file is refused
-    // here too, before the run, rather than met by the agent.
-    let root = std::fs::canonicalize(package_root).unwrap_or_else(|_| package_root.to_path_buf());
-    for relative in inventory {
-        let path = package_root.join(relative);
-        match std::fs::File::open(&path) {
-            Ok(_) => {
-                let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-                if !real.starts_with(&root) {
-                    return Err(HarnessError::UnreadableEvidence {
-                        task_id: task_id.to_string(),
-                        source: std::io::Error::other(format!(
-                            "symlink leads outside the package {} (to {})",
-                            package_root.display(),
-                            real.display()
-                        )),
-                        path,
-                    });
-                }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => {
-                return Err(HarnessError::UnreadableEvidence {
-                    task_id: task_id.to_string(),
-                    path,
-                    source,
-                })
-            }
-        }
+    match earthverse_package_model::evidence::first_unopenable(
+        package_root,
+        inventory.iter().copied(),
+    ) {
+        None => Ok(()),
+        Some((path, source)) => Err(HarnessError::UnreadableEvidence {
+            task_id: task_id.to_string(),
+            path,
+            source,
+        }),
     }
-    Ok(())
 }
 
 /// Sets up `request` over `release`: refuses an output on an input, picks

@@ -397,6 +397,52 @@ fn strip_release_prefix<'a>(
     Ok(parts)
 }
 
+/// Opens every file of a task's inventory (`relative` paths under
+/// `package_root`) that exists: the first that does not open (permission
+/// denied, a symlink loop) or whose symlink leads outside the package (the
+/// agent's tools refuse to follow it, see [`resolve`]) is returned with
+/// why. An absent file is not an error here (a `missing` perturbation
+/// removes one on purpose). The one check before a run or a replay that
+/// the evidence the task lists can be read.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use earthverse_package_model::evidence::first_unopenable;
+/// let dir = tempfile::tempdir()?;
+/// std::fs::create_dir(dir.path().join("data"))?;
+/// std::fs::write(dir.path().join("data/ok.csv"), "a\n1\n")?;
+/// std::os::unix::fs::symlink("/etc/hostname", dir.path().join("data/out.csv"))?;
+/// assert!(first_unopenable(dir.path(), ["data/ok.csv", "data/absent.csv"]).is_none());
+/// let (path, why) = first_unopenable(dir.path(), ["data/out.csv"]).ok_or("missed")?;
+/// assert!(path.ends_with("data/out.csv") && why.to_string().contains("outside the package"));
+/// # Ok(()) }
+/// ```
+pub fn first_unopenable<'a>(
+    package_root: &Path,
+    relative: impl IntoIterator<Item = &'a str>,
+) -> Option<(PathBuf, std::io::Error)> {
+    let root = std::fs::canonicalize(package_root).unwrap_or_else(|_| package_root.to_path_buf());
+    for rel in relative {
+        let path = package_root.join(rel);
+        match std::fs::File::open(&path) {
+            Ok(_) => {
+                let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+                if !real.starts_with(&root) {
+                    let why = std::io::Error::other(format!(
+                        "symlink leads outside the package {} (to {})",
+                        package_root.display(),
+                        real.display()
+                    ));
+                    return Some((path, why));
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Some((path, e)),
+        }
+    }
+    None
+}
+
 /// One file of a package, as listed for a solver.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PackageFile {

@@ -288,20 +288,19 @@ pub(crate) fn load_inventories(tasks_dir: &Path) -> BTreeMap<String, Inventory> 
     out
 }
 
-/// Opens every inventoried file present under `package_root`: one that
-/// does not open (permission denied) is an error naming it, not a change
+/// Opens every inventoried file present under `package_root`
+/// (package-model's `first_unopenable`): one that does not open (permission
+/// denied) or whose symlink leads out of the package is an error naming it, not a change
 /// of the package (its hash read as that of no bytes, and the calls that
 /// read it were counted as `package_changed`). An absent file is a change.
 fn ensure_readable(package_root: &Path, inventory: &Inventory) -> crate::Result<()> {
-    for rel in inventory.keys() {
-        let path = package_root.join(rel);
-        match std::fs::File::open(&path) {
-            Ok(_) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(crate::Error::Io { path, source }),
-        }
+    match earthverse_package_model::evidence::first_unopenable(
+        package_root,
+        inventory.keys().map(String::as_str),
+    ) {
+        None => Ok(()),
+        Some((path, source)) => Err(crate::Error::Io { path, source }),
     }
-    Ok(())
 }
 
 /// How a file of the recorded package differs in the public package.
