@@ -385,17 +385,16 @@ mod tests {
     use std::collections::BTreeMap;
     use std::path::Path;
 
-    fn report() -> StudyReport {
-        let manifest = parse_manifest(
-            "name = \"s<1>\"\nreference = \"ref\"\n[tasks]\nall = true\n\
-             [[conditions]]\nname = \"ref\"\ndescription = \"Top-20 <router> & co\"\n\
-             [[conditions]]\nname = \"alt\"\ncontext = \"short\"\n",
-            false,
-            Path::new("s.toml"),
-        )
-        .unwrap();
-        let study = ResolvedStudy {
-            name: manifest.name.clone(),
+    /// The study of `manifest` as `resolve_study` would record it, every
+    /// condition in its own folder; `own` gives one condition its own
+    /// compatible manifest.
+    fn resolved(
+        name: &str,
+        manifest: &earthverse_study::StudyManifest,
+        own: Option<(&str, &earthverse_study::CompatibleManifest)>,
+    ) -> ResolvedStudy {
+        ResolvedStudy {
+            name: name.into(),
             description: None,
             release: "r".into(),
             agent: "baseline".into(),
@@ -411,10 +410,24 @@ mod tests {
                 .map(|c| ResolvedCondition {
                     condition: c.clone(),
                     runs: c.name.clone(),
-                    environment_manifest: None,
+                    environment_manifest: own
+                        .filter(|(condition, _)| *condition == c.name)
+                        .map(|(_, m)| m.clone()),
                 })
                 .collect(),
-        };
+        }
+    }
+
+    fn report() -> StudyReport {
+        let manifest = parse_manifest(
+            "name = \"s<1>\"\nreference = \"ref\"\n[tasks]\nall = true\n\
+             [[conditions]]\nname = \"ref\"\ndescription = \"Top-20 <router> & co\"\n\
+             [[conditions]]\nname = \"alt\"\ncontext = \"short\"\n",
+            false,
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        let study = resolved(&manifest.name, &manifest, None);
         let o = |s: &str, t: &str, c: f64| TaskOutcome::from_scores(s, t, c, c, c).unwrap();
         let scored = BTreeMap::from([
             (
@@ -474,27 +487,7 @@ mod tests {
             count: 2,
             seed: 2026,
         };
-        let study = ResolvedStudy {
-            name: "t7".into(),
-            description: None,
-            release: "r".into(),
-            agent: "baseline".into(),
-            selection: manifest.tasks.clone(),
-            draw: TaskDraw {
-                tasks: vec!["T1".into(), "T2".into()],
-                ..TaskDraw::default()
-            },
-            reference: "ref".into(),
-            conditions: manifest
-                .conditions
-                .iter()
-                .map(|c| ResolvedCondition {
-                    condition: c.clone(),
-                    runs: c.name.clone(),
-                    environment_manifest: (c.name == "metpy").then(|| own.clone()),
-                })
-                .collect(),
-        };
+        let study = resolved("t7", &manifest, Some(("metpy", &own)));
         assert_eq!(study.folder_tasks("ref"), ["T1", "T2", "T3"]);
         assert_eq!(study.folder_tasks("metpy"), ["T2", "T3"]);
         let o = |s: &str, t: &str, c: f64| TaskOutcome::from_scores(s, t, c, c, c).unwrap();
