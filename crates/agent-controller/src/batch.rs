@@ -368,7 +368,13 @@ async fn run_one(
         cost_usd: None,
         latency_s: 0.0,
     };
+    let lock_path = settings
+        .system_dir()
+        .join(format!("{}.lock", sanitize(&task.task_id)));
     if is_done(&task_dir) {
+        // A process killed after writing the record but before removing
+        // its lock left the lock behind: it goes now, or never would.
+        TaskLock::remove_if_stale(&lock_path, settings.stale_lock_after);
         return skipped(TaskStatus::Done);
     }
     if let Some(limits) = &settings.limits {
@@ -381,9 +387,6 @@ async fn run_one(
             }
         }
     }
-    let lock_path = settings
-        .system_dir()
-        .join(format!("{}.lock", sanitize(&task.task_id)));
     let lock = match TaskLock::acquire(&lock_path, &task.task_id, settings.stale_lock_after) {
         Ok(lock) => lock,
         Err(e) => {
@@ -561,6 +564,19 @@ impl TaskLock {
     }
 
     /// Why the lock at `path` with `content` is stale, or `None` if live.
+    /// Removes the lock at `path` if it is stale (its process is gone, or
+    /// it is older than `stale_after`); a live holder's lock, or no lock,
+    /// is left as it is.
+    fn remove_if_stale(path: &Path, stale_after: Duration) {
+        let Ok(content) = std::fs::read_to_string(path) else {
+            return;
+        };
+        if let Some(why) = Self::staleness(path, &content, stale_after) {
+            tracing::info!(lock = %path.display(), %why, "removing the stale lock of a finished task");
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
     fn staleness(path: &Path, content: &str, stale_after: Duration) -> Option<String> {
         let age = std::fs::metadata(path)
             .and_then(|m| m.modified())
@@ -623,6 +639,51 @@ mod tests {
             question_path: None,
             scratch_dir: root.to_path_buf(),
         }
+    }
+
+    /// A task whose record is `ok` but whose lock was left by a process
+    /// killed between writing the record and removing the lock: the next
+    /// batch skips the task as done and removes the dead process's lock
+    /// (a kill test of `study run` found it left forever).
+    #[tokio::test]
+    async fn the_stale_lock_of_a_finished_task_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let settings = BatchSettings::new(dir.path().join("runs"), "failing");
+        let run = |settings: BatchSettings| {
+            run_batch(
+                vec![task("A", dir.path())],
+                Arc::new(Failing),
+                settings,
+                Arc::new(NoProgress),
+            )
+        };
+        run(settings.clone()).await.unwrap();
+        // Make the written record an `ok` one.
+        let record = settings.task_dir("A").join("trajectory.json");
+        let mut t: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&record).unwrap()).unwrap();
+        t["diagnostics"]["run_status"] = "ok".into();
+        std::fs::write(&record, t.to_string()).unwrap();
+        assert!(is_done(&settings.task_dir("A")));
+        let lock = settings.system_dir().join("A.lock");
+        let dead = LockInfo {
+            pid: u32::MAX - 1,
+            host: host_name(),
+            started_unix: now_unix(),
+            task_id: "A".into(),
+        };
+        std::fs::write(&lock, serde_json::to_string(&dead).unwrap()).unwrap();
+        let again = run(settings.clone()).await.unwrap();
+        assert_eq!(again.already_done, 1, "{again:?}");
+        assert!(!lock.exists(), "the dead process's lock is still there");
+        // A live holder's lock is kept.
+        let live = LockInfo {
+            pid: std::process::id(),
+            ..dead
+        };
+        std::fs::write(&lock, serde_json::to_string(&live).unwrap()).unwrap();
+        run(settings.clone()).await.unwrap();
+        assert!(lock.exists());
     }
 
     /// A run that ends as `error` with its record written is a result (it
