@@ -107,6 +107,18 @@ impl ReplayReport {
         }
     }
 
+    /// Compared calls whose inputs the public release did not change (not
+    /// `package_changed`): the denominator of the identical share that
+    /// measures the tools, not the release.
+    pub fn comparable(&self) -> usize {
+        let changed = self
+            .differing
+            .iter()
+            .filter(|d| d.category.starts_with("package_changed"))
+            .count();
+        self.compared - changed
+    }
+
     /// Counts of differences per category.
     pub fn difference_categories(&self) -> BTreeMap<String, usize> {
         let mut m = BTreeMap::new();

@@ -20,12 +20,7 @@ impl fmt::Display for ReplayReport {
             report.differing.len(),
             report.skipped.len()
         )?;
-        let changed = report
-            .differing
-            .iter()
-            .filter(|d| d.category.starts_with("package_changed"))
-            .count();
-        let comparable = report.compared - changed;
+        let comparable = report.comparable();
         writeln!(
             f,
             "comparable (inputs unchanged in the public release) {comparable}: identical {} ({:.2}%)",
